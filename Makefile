@@ -1,0 +1,33 @@
+# pinkeeper — see README.md. Every target installs what it is missing first.
+SWIFT        ?= swift
+SWIFT_FLAGS  ?=
+RELEASE_BIN  := .build/release/pinkeeper
+
+.PHONY: all deps build release test unit-tests check-units demo clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build $(SWIFT_FLAGS)
+
+release: deps
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS)
+
+# Unit and integration tests (Swift Testing), then the systemd unit checks.
+test: deps
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
+	scripts/check-units.sh
+
+check-units: deps
+	scripts/check-units.sh
+
+# A local pinning service on loopback and the daemon in the foreground; Ctrl-C stops both.
+demo: build
+	scripts/demo.sh
+
+clean:
+	rm -rf .build demo/run

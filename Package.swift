@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "pinkeeper",
+    products: [
+        // What a local Swift process links to read the cache: no libcurl, no libsystemd.
+        .library(name: "PinKeeper", targets: ["PinKeeper"]),
+        .executable(name: "pinkeeper", targets: ["pinkeeper"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CLibcrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CSystemd", pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "PinKeeper", dependencies: ["CLibcrypto"]),
+        .target(
+            name: "PinKeeperDaemon",
+            dependencies: [
+                "PinKeeper", "CCurl", "CLibcrypto", "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]),
+        .executableTarget(
+            name: "pinkeeper",
+            dependencies: [
+                "PinKeeperDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .testTarget(name: "PinKeeperTests", dependencies: ["PinKeeper"]),
+        .testTarget(
+            name: "PinKeeperDaemonTests",
+            dependencies: ["PinKeeperDaemon", "pinkeeper"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,46 @@
+import Foundation
+
+/// One pinned certificate: the SHA-256 of a certificate's DER bytes, trusted for a common name
+/// until `expires` (Unix seconds). `depth` is the certificate's position in the chain (0 = leaf).
+public struct Pin: Hashable, Sendable {
+    public var name: String
+    /// Raw SHA-256 digest (32 bytes) of the DER certificate.
+    public var fingerprint: [UInt8]
+    public var expires: Int64
+    public var depth: Int
+    /// Static mode: base64 DER ECDSA signature of `name&fingerprint&expires`, kept so a reader
+    /// can re-verify the entry. Not part of the pin's identity.
+    public var signature: String?
+
+    public init(name: String, fingerprint: [UInt8], expires: Int64, depth: Int = 0, signature: String? = nil) {
+        self.name = name
+        self.fingerprint = fingerprint
+        self.expires = expires
+        self.depth = depth
+        self.signature = signature
+    }
+
+    public var fingerprintBase64: String { Data(fingerprint).base64EncodedString() }
+
+    /// Wultra's rule: an entry is expired once `expires` lies strictly in the past.
+    public func isExpired(at now: Int64) -> Bool { expires < now }
+
+    /// Identity used for de-duplication: two entries that differ only in signature are the same pin.
+    public var identity: Identity { Identity(name: name, fingerprint: fingerprint, expires: expires, depth: depth) }
+
+    public struct Identity: Hashable, Sendable {
+        public var name: String
+        public var fingerprint: [UInt8]
+        public var expires: Int64
+        public var depth: Int
+    }
+
+    /// The order of every published list: common name ascending, then latest expiry first.
+    /// Fingerprint and depth only break ties, so the output is deterministic.
+    public static func publishedOrder(_ a: Pin, _ b: Pin) -> Bool {
+        if a.name != b.name { return a.name < b.name }
+        if a.expires != b.expires { return a.expires > b.expires }
+        if a.depth != b.depth { return a.depth < b.depth }
+        return a.fingerprint.lexicographicallyPrecedes(b.fingerprint)
+    }
+}

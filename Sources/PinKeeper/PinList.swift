@@ -1,0 +1,94 @@
+import Foundation
+
+/// A Wultra fingerprint list as served by a pinning service, bundled as fallback data, or
+/// published in the cache: `{"fingerprints": [...], "domainsConfig": {...}}`.
+/// Unknown fields (`timestamp`, `verifyVersionResult`, `pinkeeper`, …) are ignored.
+public struct PinList: Sendable, Equatable {
+    public var pins: [Pin]
+    public var domainsConfig: DomainsConfig?
+
+    public init(pins: [Pin], domainsConfig: DomainsConfig? = nil) {
+        self.pins = pins
+        self.domainsConfig = domainsConfig
+    }
+
+    /// Parses and type-checks a list. Every entry must have a string `name`, a standard-base64
+    /// `fingerprint` of 32 bytes and an integer `expires`; `depth` is optional (default 0).
+    public init(json data: Data) throws(PinListError) {
+        let wire: WireList
+        do {
+            wire = try JSONDecoder().decode(WireList.self, from: data)
+        } catch let error as DecodingError {
+            throw PinListError(describing: error)
+        } catch {
+            throw PinListError(reason: "not valid JSON")
+        }
+        var pins: [Pin] = []
+        pins.reserveCapacity(wire.fingerprints.count)
+        for (index, entry) in wire.fingerprints.enumerated() {
+            guard let digest = Data(base64Encoded: entry.fingerprint), digest.count == 32 else {
+                throw PinListError(reason: "fingerprints[\(index)].fingerprint is not the base64 of a 32-byte SHA-256 digest")
+            }
+            let depth = entry.depth ?? 0
+            guard depth >= 0 else {
+                throw PinListError(reason: "fingerprints[\(index)].depth is negative")
+            }
+            pins.append(Pin(name: entry.name, fingerprint: Array(digest), expires: entry.expires,
+                            depth: depth, signature: entry.signature))
+        }
+        self.init(pins: pins, domainsConfig: wire.domainsConfig)
+    }
+
+    private struct WireList: Decodable {
+        var fingerprints: [WireEntry]
+        var domainsConfig: DomainsConfig?
+    }
+
+    private struct WireEntry: Decodable {
+        var name: String
+        var fingerprint: String
+        var expires: Int64
+        var depth: Int?
+        var signature: String?
+    }
+}
+
+/// Why a list could not be read, in words that point at the offending field.
+public struct PinListError: Error, Equatable, CustomStringConvertible {
+    public var reason: String
+    public init(reason: String) { self.reason = reason }
+    public var description: String { reason }
+
+    init(describing error: DecodingError) {
+        func path(_ context: DecodingError.Context, _ key: CodingKey? = nil) -> String {
+            let keys = context.codingPath + (key.map { [$0] } ?? [])
+            var text = ""
+            for key in keys {
+                if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
+            }
+            return text.isEmpty ? "the document" : text
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            self.init(reason: "\(path(context, key)) is missing")
+        case .typeMismatch(let type, let context):
+            self.init(reason: "\(path(context)) is not \(Self.typeName(type))")
+        case .valueNotFound(let type, let context):
+            self.init(reason: "\(path(context)) is null, expected \(Self.typeName(type))")
+        case .dataCorrupted(let context):
+            self.init(reason: context.codingPath.isEmpty ? "not valid JSON" : "\(path(context)) is invalid")
+        @unknown default:
+            self.init(reason: "not a fingerprint list")
+        }
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int64.Type, is Int.Type: "an integer"
+        case is Bool.Type: "a boolean"
+        case is [Any].Type: "an array"
+        default: "an object"
+        }
+    }
+}

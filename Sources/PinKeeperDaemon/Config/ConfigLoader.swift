@@ -1,0 +1,138 @@
+import Foundation
+import PinKeeper
+import TOMLKit
+
+/// Reads the main TOML file and every `stores.d/*.toml` beside it (lexical order) into a
+/// validated `Configuration`. Anything unknown or malformed is a `ConfigError`.
+public enum ConfigLoader {
+    public static let defaultPath = "/etc/pinkeeper/pinkeeper.toml"
+
+    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(ConfigError) -> Configuration
+    {
+        let main = try parse(file: path)
+        try checkKeys(main, allowed: ["cache_directory", "state_directory", "metrics_file", "defaults", "stores"], file: path)
+        var defaults = UpdatePolicy()
+        if let table = try subtable(main, "defaults", file: path) {
+            try checkKeys(table, allowed: PolicyKeys.all, file: path, prefix: "defaults.")
+            defaults = try PolicyKeys.apply(table, to: defaults, file: path, store: nil)
+        }
+        var stores: [String: StoreConfig] = [:]
+        try addStores(from: main, file: path, defaults: defaults, into: &stores)
+
+        var sources = [path]
+        let dropIns = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("stores.d").path
+        for file in try dropInFiles(in: dropIns) {
+            let table = try parse(file: file)
+            try checkKeys(table, allowed: ["stores"], file: file)
+            try addStores(from: table, file: file, defaults: defaults, into: &stores)
+            sources.append(file)
+        }
+
+        return Configuration(
+            cacheDirectory: try directory(main, "cache_directory", env: environment["CACHE_DIRECTORY"],
+                                          fallback: "/var/cache/pinkeeper", file: path),
+            stateDirectory: try directory(main, "state_directory", env: environment["STATE_DIRECTORY"],
+                                          fallback: "/var/lib/pinkeeper", file: path),
+            metricsFile: try optionalString(main, "metrics_file", file: path),
+            stores: stores.values.sorted { $0.id < $1.id },
+            sources: sources)
+    }
+
+    // MARK: Files
+
+    static func parse(file: String) throws(ConfigError) -> TOMLTable {
+        let text: String
+        do {
+            text = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: file)
+                ? "cannot be read (check its permissions and that it is UTF-8)"
+                : "does not exist (create it or pass --config)"
+            throw ConfigError(file: file, reason)
+        }
+        do {
+            return try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigError(file: file, "line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)")
+        } catch {
+            throw ConfigError(file: file, "is not valid TOML")
+        }
+    }
+
+    static func dropInFiles(in directory: String) throws(ConfigError) -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return []
+        }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            throw ConfigError(file: directory, "cannot be listed (check its permissions)")
+        }
+        return names.filter { $0.hasSuffix(".toml") && !$0.hasPrefix(".") }.sorted().map { directory + "/" + $0 }
+    }
+
+    // MARK: Stores
+
+    private static func addStores(from table: TOMLTable, file: String, defaults: UpdatePolicy,
+                                  into stores: inout [String: StoreConfig]) throws(ConfigError) {
+        guard let all = try subtable(table, "stores", file: file) else { return }
+        for id in all.keys.sorted() {
+            guard let body = all[id]?.table else {
+                throw ConfigError(file: file, store: id, "must be a table: write [stores.\(id)]")
+            }
+            if let existing = stores[id] {
+                throw ConfigError(file: file, store: id, "is already defined in \(existing.definedIn); store ids must be unique")
+            }
+            stores[id] = try StoreParser(id: id, table: body, file: file, defaults: defaults).parse()
+        }
+    }
+
+    // MARK: Keys
+
+    static func checkKeys(_ table: TOMLTable, allowed: [String], file: String, store: String? = nil,
+                          prefix: String = "") throws(ConfigError) {
+        for key in table.keys where !allowed.contains(key) {
+            let hint = allowed.first { $0.lowercased() == key.lowercased() || editDistance($0, key) <= 2 }
+            throw ConfigError(file: file, store: store, key: prefix + key,
+                              "unknown key" + (hint.map { "; did you mean '\($0)'?" } ?? "; allowed keys: \(allowed.joined(separator: ", "))"))
+        }
+    }
+
+    static func subtable(_ table: TOMLTable, _ key: String, file: String) throws(ConfigError) -> TOMLTable? {
+        guard let value = table[key] else { return nil }
+        guard let sub = value.table else { throw ConfigError(file: file, key: key, "must be a table: write [\(key)]") }
+        return sub
+    }
+
+    static func optionalString(_ table: TOMLTable, _ key: String, file: String, store: String? = nil) throws(ConfigError) -> String? {
+        guard let value = table[key] else { return nil }
+        guard let text = value.string else { throw ConfigError(file: file, store: store, key: key, "must be a string") }
+        return text
+    }
+
+    private static func directory(_ table: TOMLTable, _ key: String, env: String?, fallback: String,
+                                  file: String) throws(ConfigError) -> String {
+        if let path = try optionalString(table, key, file: file) {
+            guard path.hasPrefix("/") else { throw ConfigError(file: file, key: key, "must be an absolute path") }
+            return path
+        }
+        // systemd passes a colon-separated list when several directories are configured; the first is ours.
+        if let env, let first = env.split(separator: ":").first, first.hasPrefix("/") { return String(first) }
+        return fallback
+    }
+
+    private static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
+    }
+}

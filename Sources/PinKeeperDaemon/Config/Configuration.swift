@@ -1,0 +1,67 @@
+import Foundation
+
+/// The validated configuration. Immutable: a reload builds a new value and swaps it in whole.
+public struct Configuration: Sendable {
+    public var cacheDirectory: String
+    public var stateDirectory: String
+    public var metricsFile: String?
+    /// Stores in id order.
+    public var stores: [StoreConfig]
+    /// The files this configuration was read from, for messages.
+    public var sources: [String]
+
+    public func store(_ id: String) -> StoreConfig? { stores.first { $0.id == id } }
+}
+
+public enum ListMode: String, Sendable {
+    /// Mobile Utility Server: the whole body is signed over a fresh challenge.
+    case challenge
+    /// A static list whose entries carry their own signatures.
+    case `static`
+}
+
+/// Timing and size limits; `[defaults]` provides them and a store may override each one.
+public struct UpdatePolicy: Sendable, Equatable {
+    public var periodicUpdateInterval: Int64 = 7 * 86_400
+    public var expirationUpdateThreshold: Int64 = 14 * 86_400
+    public var requestTimeout: Int64 = 30
+    public var maxResponseSize: Int = 1 << 20
+    public var retryMin: Int64 = 30
+    public var retryMax: Int64 = 3_600
+
+    public init() {}
+}
+
+public struct StoreConfig: Sendable {
+    public var id: String
+    public var url: String
+    public var publicKeys: [PublicKey]
+    public var mode: ListMode
+    public var expectedCommonNames: [String]?
+    public var fallbackFile: String?
+    public var caFile: String?
+    public var policy: UpdatePolicy
+    /// The file that defined this store, for messages.
+    public var definedIn: String
+
+    public init(id: String, url: String, publicKeys: [PublicKey], mode: ListMode = .challenge,
+                expectedCommonNames: [String]? = nil, fallbackFile: String? = nil, caFile: String? = nil,
+                policy: UpdatePolicy = UpdatePolicy(), definedIn: String = "") {
+        self.id = id
+        self.url = url
+        self.publicKeys = publicKeys
+        self.mode = mode
+        self.expectedCommonNames = expectedCommonNames
+        self.fallbackFile = fallbackFile
+        self.caFile = caFile
+        self.policy = policy
+        self.definedIn = definedIn
+    }
+
+    /// Whether a reload changed anything that affects fetching or scheduling.
+    func differs(from other: StoreConfig) -> Bool {
+        url != other.url || publicKeys.map(\.base64) != other.publicKeys.map(\.base64) || mode != other.mode
+            || expectedCommonNames != other.expectedCommonNames || fallbackFile != other.fallbackFile
+            || caFile != other.caFile || policy != other.policy
+    }
+}

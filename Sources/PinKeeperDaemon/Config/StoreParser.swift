@@ -1,0 +1,119 @@
+import Foundation
+import PinKeeper
+import TOMLKit
+
+/// Turns one `[stores.ID]` table into a `StoreConfig`, checking every key.
+struct StoreParser {
+    static let keys = ["url", "public_key", "mode", "expected_common_names", "fallback_file", "ca_file"] + PolicyKeys.all
+
+    let id: String
+    let table: TOMLTable
+    let file: String
+    let defaults: UpdatePolicy
+
+    func parse() throws(ConfigError) -> StoreConfig {
+        guard Self.isValidID(id) else {
+            throw ConfigError(file: file, store: id,
+                              "invalid store id: use 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit")
+        }
+        try ConfigLoader.checkKeys(table, allowed: Self.keys, file: file, store: id)
+        let policy = try PolicyKeys.apply(table, to: defaults, file: file, store: id)
+        let modeText = try ConfigLoader.optionalString(table, "mode", file: file, store: id) ?? "challenge"
+        guard let mode = ListMode(rawValue: modeText) else {
+            throw error("mode", "must be \"challenge\" or \"static\", not \"\(modeText)\"")
+        }
+        let fallback = try readablePath("fallback_file")
+        if let fallback { try checkFallback(fallback) }
+        return StoreConfig(id: id, url: try url(), publicKeys: try publicKeys(), mode: mode,
+                           expectedCommonNames: try commonNames(), fallbackFile: fallback,
+                           caFile: try readablePath("ca_file"), policy: policy, definedIn: file)
+    }
+
+    static func isValidID(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        func allowed(_ c: UInt8, first: Bool) -> Bool {
+            let alnum = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+            return alnum || (!first && (c == 0x2E || c == 0x5F || c == 0x2D))
+        }
+        guard (1...64).contains(bytes.count) else { return false }
+        return bytes.enumerated().allSatisfy { allowed($1, first: $0 == 0) }
+    }
+
+    private func error(_ key: String, _ problem: String) -> ConfigError {
+        ConfigError(file: file, store: id, key: key, problem)
+    }
+
+    private func url() throws(ConfigError) -> String {
+        guard let text = try ConfigLoader.optionalString(table, "url", file: file, store: id) else {
+            throw error("url", "is required: the https:// address of the store's fingerprint list")
+        }
+        guard let parts = URLComponents(string: text), parts.scheme?.lowercased() == "https",
+              let host = parts.host, !host.isEmpty else {
+            throw error("url", "must be an https:// URL with a host, not \"\(text)\"")
+        }
+        return text
+    }
+
+    private func publicKeys() throws(ConfigError) -> [PublicKey] {
+        let texts: [String]
+        switch table["public_key"] {
+        case nil:
+            throw error("public_key", "is required: base64 of the 65-byte uncompressed P-256 point (starts with \"B\")")
+        case let value? where value.string != nil:
+            texts = [value.string!]
+        case let value? where value.array != nil:
+            var collected: [String] = []
+            for element in value.array! {
+                guard let text = element.string else { throw error("public_key", "must be a string or an array of strings") }
+                collected.append(text)
+            }
+            guard !collected.isEmpty else { throw error("public_key", "must list at least one key") }
+            texts = collected
+        default:
+            throw error("public_key", "must be a string or an array of strings")
+        }
+        var keys: [PublicKey] = []
+        for (index, text) in texts.enumerated() {
+            do {
+                keys.append(try PublicKey(base64: text))
+            } catch {
+                let which = texts.count > 1 ? " (entry \(index + 1))" : ""
+                throw self.error("public_key", "\(error.reason)\(which)")
+            }
+        }
+        return keys
+    }
+
+    private func commonNames() throws(ConfigError) -> [String]? {
+        guard let value = table["expected_common_names"] else { return nil }
+        guard let array = value.array else { throw error("expected_common_names", "must be an array of strings") }
+        var names: [String] = []
+        for element in array {
+            guard let name = element.string, !name.isEmpty else {
+                throw error("expected_common_names", "must be an array of non-empty strings")
+            }
+            names.append(name)
+        }
+        return names
+    }
+
+    private func readablePath(_ key: String) throws(ConfigError) -> String? {
+        guard let path = try ConfigLoader.optionalString(table, key, file: file, store: id) else { return nil }
+        guard path.hasPrefix("/") else { throw error(key, "must be an absolute path") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw error(key, "\(path) does not exist or cannot be read")
+        }
+        return path
+    }
+
+    private func checkFallback(_ path: String) throws(ConfigError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw error("fallback_file", "\(path) cannot be read")
+        }
+        do {
+            _ = try PinList(json: data)
+        } catch {
+            throw self.error("fallback_file", "\(path) is not a Wultra fingerprint list: \(error.reason)")
+        }
+    }
+}

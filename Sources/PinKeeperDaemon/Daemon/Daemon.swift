@@ -1,0 +1,224 @@
+import Foundation
+import Logging
+import PinKeeper
+
+/// What the outside world may ask of a running daemon (signals in production, a stream in tests).
+public enum Trigger: Sendable {
+    case terminate  // SIGTERM, SIGINT
+    case reload  // SIGHUP
+    case updateAll  // SIGUSR1
+}
+
+/// `pinkeeper run`: one loop that sleeps until the earliest due store, runs update passes
+/// without ever blocking on them, pings the watchdog, and handles reload and shutdown.
+public struct Daemon: Sendable {
+    public var configuration: Configuration
+    /// Re-reads the configuration on SIGHUP.
+    public var reload: @Sendable () -> Result<Configuration, ConfigError>
+    public var makeUpdater: @Sendable (Configuration) -> StoreUpdater
+    public var notifier: ServiceNotifier
+    public var clock: WallClock
+    public var logger: Logger
+    public var concurrency = 8
+    /// Longest sleep without looking at the wall clock again (it may jump).
+    public var maxSleep: Duration = .seconds(300)
+
+    public init(configuration: Configuration, reload: @escaping @Sendable () -> Result<Configuration, ConfigError>,
+                makeUpdater: @escaping @Sendable (Configuration) -> StoreUpdater, notifier: ServiceNotifier,
+                clock: WallClock = SystemClock(), logger: Logger) {
+        self.configuration = configuration
+        self.reload = reload
+        self.makeUpdater = makeUpdater
+        self.notifier = notifier
+        self.clock = clock
+        self.logger = logger
+    }
+
+    enum Event: Sendable {
+        case trigger(Trigger)
+        case passFinished([StoreUpdater.Report])
+        case tick
+    }
+
+    public func run(triggers: AsyncStream<Trigger>) async {
+        let (events, input) = AsyncStream.makeStream(of: Event.self)
+        let forwarder = Task { for await trigger in triggers { input.yield(.trigger(trigger)) } }
+        defer { forwarder.cancel() }
+        var loop = Loop(daemon: self, input: input)
+        await loop.run(events: events)
+    }
+}
+
+/// The loop's mutable state, owned by the one task that runs it.
+private struct Loop {
+    let daemon: Daemon
+    let input: AsyncStream<Daemon.Event>.Continuation
+    var config: Configuration
+    var updater: StoreUpdater
+    var due: [String: Int64] = [:]
+    var status: [String: StatusLine.Entry] = [:]
+    var pass: Task<Void, Never>?
+    var ready = false
+    var stopping = false
+    var timer: Task<Void, Never>?
+    let watchdogHalfPeriod: Duration?
+    var nextPing = ContinuousClock.now
+
+    init(daemon: Daemon, input: AsyncStream<Daemon.Event>.Continuation) {
+        self.daemon = daemon
+        self.input = input
+        self.config = daemon.configuration
+        self.updater = daemon.makeUpdater(daemon.configuration)
+        self.watchdogHalfPeriod = daemon.notifier.watchdogMicroseconds.map { .microseconds(Int64($0 / 2)) }
+    }
+
+    var logger: Logger { daemon.logger }
+
+    mutating func run(events: AsyncStream<Daemon.Event>) async {
+        let now = daemon.clock.now()
+        var urgent: [StoreConfig] = []
+        for store in config.stores {
+            let (dueAt, hasPins) = load(store, now: now)
+            due[store.id] = dueAt
+            if !hasPins && dueAt <= now { urgent.append(store) }
+        }
+        logger.info("pinkeeper started", metadata: ["stores": "\(config.stores.count)", "cache_directory": "\(config.cacheDirectory)"])
+        // READY waits for one attempt at every store that has nothing valid to offer readers.
+        if urgent.isEmpty { becomeReady() } else { startPass(urgent) }
+
+        var iterator = events.makeAsyncIterator()
+        while true {
+            if ready && pass == nil && !stopping { startDuePass() }
+            armTimer()
+            guard let event = await iterator.next() else { return }
+            pingWatchdog()
+            switch event {
+            case .tick:
+                if stopping { return }  // in-flight work did not finish within the grace period
+            case .passFinished(let reports):
+                apply(reports)
+                if stopping { return }
+            case .trigger(.terminate):
+                daemon.notifier.notify("STOPPING=1")
+                logger.info("stopping")
+                guard let pass else { return }
+                stopping = true
+                pass.cancel()  // reaches libcurl at once; publishing is atomic, so nothing is left half-written
+            case .trigger(.updateAll):
+                logger.info("updating every store now (SIGUSR1)")
+                for store in config.stores { due[store.id] = daemon.clock.now() }
+            case .trigger(.reload):
+                reloadConfiguration()
+            }
+        }
+    }
+
+    // MARK: Passes
+
+    private mutating func startDuePass() {
+        let now = daemon.clock.now()
+        let stores = config.stores.filter { (due[$0.id] ?? now) <= now }
+        if !stores.isEmpty { startPass(stores) }
+    }
+
+    private mutating func startPass(_ stores: [StoreConfig]) {
+        let updater = self.updater, input = self.input, concurrency = daemon.concurrency
+        pass = Task {
+            let reports = await UpdatePass.run(stores, updater: updater, concurrency: concurrency)
+            input.yield(.passFinished(reports))
+        }
+    }
+
+    private mutating func apply(_ reports: [StoreUpdater.Report]) {
+        pass = nil
+        let now = daemon.clock.now()
+        for report in reports where config.store(report.store) != nil {
+            due[report.store] = report.nextAttempt
+            let health: StoreHealth = report.pins == 0 ? .empty : (report.result == .ok ? .fresh : .failing)
+            status[report.store] = .init(store: report.store, health: health,
+                                         reason: report.result == .ok ? nil : report.result.rawValue)
+        }
+        if !ready { becomeReady() } else { publishStatus(now: now) }
+    }
+
+    private mutating func becomeReady() {
+        ready = true
+        publishStatus(now: daemon.clock.now())
+        daemon.notifier.notify("READY=1")
+    }
+
+    private func publishStatus(now: Int64) {
+        let entries = config.stores.compactMap { status[$0.id] }
+        let next = due.values.min().map { max(0, $0 - now) }
+        daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next))
+    }
+
+    // MARK: Disk
+
+    /// Due time and whether valid pins exist, from the published file and the state file.
+    private mutating func load(_ store: StoreConfig, now: Int64) -> (Int64, Bool) {
+        let cache: CacheFile?
+        if case .valid(let file) = updater.cache.load(store: store.id, now: now) { cache = file } else { cache = nil }
+        let state = updater.state.load(store: store.id)
+        let validPins = cache?.list.pins.filter { !$0.isExpired(at: now) }.count ?? 0
+        let health = StoreHealth.of(validPins: validPins, lastResult: state.lastResult, lastSuccess: state.lastSuccess,
+                                    now: now, periodicUpdateInterval: store.policy.periodicUpdateInterval)
+        status[store.id] = .init(store: store.id, health: health, reason: state.lastResult == .ok ? nil : state.lastResult?.rawValue)
+        return (DueTime.of(cache: cache, state: state, policy: store.policy, now: now), validPins > 0)
+    }
+
+    // MARK: Reload
+
+    private mutating func reloadConfiguration() {
+        daemon.notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
+        switch daemon.reload() {
+        case .failure(let error):
+            logger.error("reload failed; keeping the running configuration", metadata: ["reason": "\(error)"])
+        case .success(let fresh):
+            let now = daemon.clock.now()
+            let old = config
+            config = fresh
+            updater = daemon.makeUpdater(fresh)
+            for store in fresh.stores {
+                if let before = old.store(store.id), !store.differs(from: before) { continue }
+                due[store.id] = now  // added or changed: fetch from the (new) source now
+            }
+            for store in old.stores where fresh.store(store.id) == nil {
+                due[store.id] = nil
+                status[store.id] = nil
+            }
+            logger.info("configuration reloaded", metadata: ["stores": "\(fresh.stores.count)"])
+        }
+        publishStatus(now: daemon.clock.now())
+        daemon.notifier.notify("READY=1")
+    }
+
+    // MARK: Time
+
+    private mutating func armTimer() {
+        timer?.cancel()
+        var sleep: Duration
+        if stopping {
+            sleep = .milliseconds(900)
+        } else {
+            let now = daemon.clock.now()
+            let next = ready && pass == nil ? (due.values.min() ?? Int64.max) : Int64.max
+            sleep = next == Int64.max ? daemon.maxSleep : min(.seconds(max(0, next - now)), daemon.maxSleep)
+        }
+        if watchdogHalfPeriod != nil, !stopping {
+            sleep = min(sleep, max(.zero, nextPing - ContinuousClock.now))
+        }
+        let input = self.input
+        timer = Task {
+            guard (try? await Task.sleep(for: sleep)) != nil else { return }
+            input.yield(.tick)
+        }
+    }
+
+    /// The loop itself pings, so a wedged loop stops the pings and systemd restarts us.
+    private mutating func pingWatchdog() {
+        guard let watchdogHalfPeriod, ContinuousClock.now >= nextPing else { return }
+        daemon.notifier.notify("WATCHDOG=1")
+        nextPing = ContinuousClock.now + watchdogHalfPeriod
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+import PinKeeper
+
+/// `pinkeeper update`: one pass over the selected stores, then exit.
+public enum OneShotUpdate {
+    public struct Line: Sendable {
+        public var store: String
+        /// `fresh` when the store was not due and `--force` was not given.
+        public var result: String
+        public var pins: Int
+        public var nextUpdate: Int64
+        public var reason: String?
+        public var failed: Bool
+    }
+
+    public static func run(configuration: Configuration, storeIDs: [String], force: Bool, updater: StoreUpdater,
+                           clock: WallClock = SystemClock()) async -> [Line] {
+        let selected = storeIDs.isEmpty ? configuration.stores : storeIDs.compactMap(configuration.store)
+        let now = clock.now()
+        var lines: [String: Line] = [:]
+        var due: [StoreConfig] = []
+        for store in selected {
+            guard !force, case .valid(let cache) = updater.cache.load(store: store.id, now: now) else {
+                due.append(store)
+                continue
+            }
+            let state = updater.state.load(store: store.id)
+            let dueAt = DueTime.of(cache: cache, state: state, policy: store.policy, now: now)
+            if dueAt > now {
+                let pins = cache.list.pins.filter { !$0.isExpired(at: now) }.count
+                let failing = state.lastResult.map { $0 != .ok } ?? false
+                lines[store.id] = Line(store: store.id, result: failing ? "waiting" : "fresh", pins: pins,
+                                       nextUpdate: dueAt, reason: failing ? state.lastReason : nil, failed: failing)
+            } else {
+                due.append(store)
+            }
+        }
+        for report in await UpdatePass.run(due, updater: updater) {
+            lines[report.store] = Line(store: report.store, result: report.result.rawValue, pins: report.pins,
+                                       nextUpdate: report.nextAttempt, reason: report.reason, failed: report.result != .ok)
+        }
+        return selected.compactMap { lines[$0.id] }
+    }
+}

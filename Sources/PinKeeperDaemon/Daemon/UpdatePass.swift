@@ -1,0 +1,25 @@
+/// Updates several stores concurrently, at most `concurrency` at a time, and returns one
+/// report per store in the order given.
+public enum UpdatePass {
+    public static func run(_ stores: [StoreConfig], updater: StoreUpdater, concurrency: Int = 8) async -> [StoreUpdater.Report] {
+        await withTaskGroup(of: (Int, StoreUpdater.Report).self) { group in
+            var reports = [StoreUpdater.Report?](repeating: nil, count: stores.count)
+            var next = 0
+            func startNext() {
+                guard next < stores.count else { return }
+                let index = next
+                next += 1
+                group.addTask { (index, await updater.update(stores[index])) }
+            }
+            for _ in 0..<min(concurrency, stores.count) { startNext() }
+            while let (index, report) = await group.next() {
+                reports[index] = report
+                if !Task.isCancelled { startNext() }
+            }
+            return reports.enumerated().map { index, report in
+                report ?? StoreUpdater.Report(store: stores[index].id, result: .networkError,
+                                              reason: "cancelled before it started", pins: 0, nextAttempt: 0)
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Glibc
+
+/// Replaces a file so that readers see either the old or the new bytes, never a partial,
+/// empty or missing file: exclusive temp file in the same directory, write, fsync, chmod,
+/// rename over the target, fsync the directory.
+public struct AtomicWriter: Sendable {
+    public var fileSystem: FileSystem
+    /// Refuse directories that other users could plant files in.
+    public var refuseWorldWritable: Bool
+
+    public init(fileSystem: FileSystem = PosixFileSystem(), refuseWorldWritable: Bool = true) {
+        self.fileSystem = fileSystem
+        self.refuseWorldWritable = refuseWorldWritable
+    }
+
+    /// Temp files are named after the target and the writer's pid, so a later run can tell
+    /// leftovers of dead writers from a live writer's file.
+    static func tempPrefix(for name: String) -> String { ".\(name).tmp-" }
+
+    public func write(_ data: Data, to name: String, in directory: String, mode: mode_t = 0o644) throws(FileError) {
+        let dir = fileSystem.openDirectory(directory)
+        guard dir >= 0 else { throw FileError("cannot open directory", directory) }
+        defer { close(dir) }
+        try checkDirectory(dir, directory)
+        try checkTarget(dir, name, directory)
+
+        let temp = Self.tempPrefix(for: name) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = fileSystem.createExclusive(dir, temp, mode: mode)
+        guard fd >= 0 else { throw FileError("cannot create", "\(directory)/\(temp)") }
+        var renamed = false
+        defer { if !renamed { unlinkat(dir, temp, 0) } }
+        do {
+            defer { close(fd) }
+            try writeAll(fd, data, path: "\(directory)/\(temp)")
+            guard fileSystem.fsync(fd) == 0 else { throw FileError("cannot fsync", "\(directory)/\(temp)") }
+            // The umask must not decide who may read the cache.
+            guard fchmod(fd, mode) == 0 else { throw FileError("cannot chmod", "\(directory)/\(temp)") }
+        }
+        guard fileSystem.rename(dir, temp, name) == 0 else { throw FileError("cannot rename into place", "\(directory)/\(name)") }
+        renamed = true
+        guard fileSystem.fsync(dir) == 0 else { throw FileError("cannot fsync directory", directory) }
+    }
+
+    private func writeAll(_ fd: Int32, _ data: Data, path: String) throws(FileError) {
+        var offset = 0
+        var failure: FileError?
+        data.withUnsafeBytes { bytes in
+            while offset < bytes.count {
+                let n = fileSystem.write(fd, UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { failure = FileError("cannot write", path, code: n == 0 ? ENOSPC : errno); return }
+                offset += n
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    private func checkDirectory(_ dir: Int32, _ path: String) throws(FileError) {
+        var info = stat()
+        guard fstat(dir, &info) == 0 else { throw FileError("cannot stat", path) }
+        if refuseWorldWritable && info.st_mode & S_IWOTH != 0 {
+            throw FileError("refusing directory writable by other users (chmod o-w it)", path, code: EPERM)
+        }
+    }
+
+    /// rename(2) would replace a planted symlink silently; refuse it so the operator sees it.
+    private func checkTarget(_ dir: Int32, _ name: String, _ directory: String) throws(FileError) {
+        var info = stat()
+        guard fstatat(dir, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        if info.st_mode & S_IFMT != S_IFREG {
+            throw FileError("refusing to replace a non-regular file (a symlink?) at", "\(directory)/\(name)", code: EEXIST)
+        }
+    }
+
+    /// Removes temp files left by writers that died (crash, SIGKILL) before renaming.
+    public static func removeStaleTemps(for name: String, in directory: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        let prefix = tempPrefix(for: name)
+        for entry in names where entry.hasPrefix(prefix) {
+            let pidText = entry.dropFirst(prefix.count).prefix { $0 != "-" }
+            if let pid = pid_t(pidText), pid != getpid(), kill(pid, 0) == 0 { continue }  // its writer still runs
+            unlink("\(directory)/\(entry)")
+        }
+    }
+}

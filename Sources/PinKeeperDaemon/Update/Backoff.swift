@@ -1,0 +1,22 @@
+/// When to retry a store whose update failed (PROTOCOL.md §6): `retry_min` doubling per
+/// consecutive failure up to `retry_max`, with "equal jitter" (the upper half of the step is
+/// random) so failing hosts do not retry in lock-step.
+public enum Backoff {
+    /// - Parameters:
+    ///   - failures: consecutive failures including this one (>= 1).
+    ///   - retryAfter: the server's `Retry-After`, in seconds from now, if any; honoured up to `retry_max`.
+    ///   - regularUpdate: the next update the schedule already planned, if it is still ahead;
+    ///     a retry is never later than that.
+    public static func retryAt(now: Int64, failures: Int, policy: UpdatePolicy, retryAfter: Int64? = nil,
+                               regularUpdate: Int64? = nil, random: RandomSource) -> Int64 {
+        let exponent = min(max(failures - 1, 0), 40)
+        var step = policy.retryMin
+        for _ in 0..<exponent where step < policy.retryMax { step *= 2 }
+        step = min(step, policy.retryMax)
+        var delay = max(policy.retryMin, step - random.uniform(upTo: step / 2))
+        if let retryAfter, retryAfter > delay { delay = min(retryAfter, policy.retryMax) }
+        var at = now + delay
+        if let regularUpdate, regularUpdate > now { at = min(at, regularUpdate) }
+        return at
+    }
+}

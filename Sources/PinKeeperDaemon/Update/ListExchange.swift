@@ -1,0 +1,61 @@
+import Foundation
+import PinKeeper
+
+/// The request for one store and the checks its response must pass before the body is
+/// trusted: HTTP status, then (challenge mode) the response signature, then the JSON.
+struct ListExchange {
+    static let signatureHeader = "x-cert-pinning-signature"
+    static let challengeHeader = "X-Cert-Pinning-Challenge"
+
+    let store: StoreConfig
+    let request: HTTPRequest
+    let challenge: String?
+    let isConditional: Bool
+
+    init(store: StoreConfig, previous: CacheFile?, memory: StoreState) throws(UpdateFailure) {
+        self.store = store
+        var headers: [String] = []
+        var challenge: String?
+        var conditional = false
+        switch store.mode {
+        case .challenge:
+            guard let bytes = SecureRandom.bytes(16) else {
+                throw UpdateFailure(.networkError, "the system random generator failed; cannot make a challenge")
+            }
+            challenge = Data(bytes).base64EncodedString()
+            headers.append("\(Self.challengeHeader): \(challenge!)")
+        case .static:
+            // Conditional only when there is something valid to fall back on if the server says 304.
+            if previous != nil {
+                if let etag = memory.etag { headers.append("If-None-Match: \(etag)"); conditional = true }
+                if let modified = memory.lastModified { headers.append("If-Modified-Since: \(modified)"); conditional = true }
+            }
+        }
+        self.challenge = challenge
+        self.isConditional = conditional
+        self.request = HTTPRequest(url: store.url, headers: headers, caFile: store.caFile,
+                                   timeout: store.policy.requestTimeout, maxResponseSize: store.policy.maxResponseSize)
+    }
+
+    func verifiedList(from response: HTTPResponse, now: Int64) throws(UpdateFailure) -> PinList {
+        guard (200..<300).contains(response.status) else {
+            let retryAfter = [429, 503].contains(response.status) ? response.retryAfter(now: now) : nil
+            throw UpdateFailure(.httpError, "the server answered HTTP \(response.status)"
+                                + (retryAfter.map { " (Retry-After \($0)s)" } ?? ""), retryAfter: retryAfter)
+        }
+        if let challenge {
+            guard let signature = response.header(Self.signatureHeader) else {
+                throw UpdateFailure(.invalidSignature, "the response has no X-Cert-Pinning-Signature header")
+            }
+            let verifier = SignatureVerifier(keys: store.publicKeys)
+            guard verifier.verifyChallengeResponse(challenge: challenge, body: response.body, signatureBase64: signature) else {
+                throw UpdateFailure(.invalidSignature, "the response signature does not verify under any configured public key")
+            }
+        }
+        do {
+            return try PinList(json: response.body)
+        } catch {
+            throw UpdateFailure(.invalidData, "the list is malformed: \(error.reason)")
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Logging
+import PinKeeper
+
+/// One update of one store, top to bottom: fetch → verify → merge → publish → remember.
+/// Any failure leaves the published file untouched and schedules a retry with back-off.
+public struct StoreUpdater: Sendable {
+    public var fetcher: HTTPFetching
+    public var cache: CacheDirectory
+    public var state: StateDirectory
+    public var clock: WallClock
+    public var random: RandomSource
+    public var logger: Logger
+
+    public init(fetcher: HTTPFetching, cache: CacheDirectory, state: StateDirectory,
+                clock: WallClock = SystemClock(), random: RandomSource = SystemRandom(), logger: Logger) {
+        self.fetcher = fetcher
+        self.cache = cache
+        self.state = state
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+    }
+
+    public struct Report: Sendable, Equatable {
+        public var store: String
+        public var result: UpdateResult
+        public var reason: String?
+        /// Valid pins published for the store after this attempt.
+        public var pins: Int
+        /// When the store should be tried next (regular update or retry).
+        public var nextAttempt: Int64
+        public var notModified = false
+    }
+
+    public func update(_ store: StoreConfig) async -> Report {
+        let now = clock.now()
+        var memory = state.load(store: store.id)
+        AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path)
+        let previous = loadCache(store, now: now)
+        let validBefore = previous?.list.pins.filter { !$0.isExpired(at: now) } ?? []
+
+        memory.lastAttempt = now
+        do {
+            let (published, validators, notModified) = try await fetchAndPublish(store, previous: previous, memory: memory, now: now)
+            memory.lastResult = .ok
+            memory.lastReason = nil
+            memory.lastSuccess = now
+            memory.consecutiveFailures = 0
+            memory.retryAt = nil
+            (memory.etag, memory.lastModified) = validators
+            remember(memory, store)
+            logger.info("update succeeded", metadata: [
+                "store": "\(store.id)", "result": "ok", "pins": "\(published.list.pins.count)",
+                "next_update": "\(published.metadata.nextUpdate)", "not_modified": "\(notModified)",
+            ])
+            return Report(store: store.id, result: .ok, pins: published.list.pins.count,
+                          nextAttempt: published.metadata.nextUpdate, notModified: notModified)
+        } catch {
+            memory.lastResult = error.result
+            memory.lastReason = error.reason
+            memory.consecutiveFailures += 1
+            let retry = Backoff.retryAt(now: now, failures: memory.consecutiveFailures, policy: store.policy,
+                                        retryAfter: error.retryAfter, regularUpdate: previous?.metadata.nextUpdate,
+                                        random: random)
+            memory.retryAt = retry
+            remember(memory, store)
+            logger.error("update failed", metadata: [
+                "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)",
+                "pins": "\(validBefore.count)", "next_update": "\(retry)",
+                "retry_in": "\(Units.describe(seconds: retry - now))",
+            ])
+            return Report(store: store.id, result: error.result, reason: error.reason, pins: validBefore.count,
+                          nextAttempt: retry)
+        }
+    }
+
+    private func loadCache(_ store: StoreConfig, now: Int64) -> CacheFile? {
+        switch cache.load(store: store.id, now: now) {
+        case .missing: return nil
+        case .valid(let file): return file
+        case .corrupt(let reason, let movedTo):
+            logger.warning("cache file is corrupt; fetching the store afresh", metadata: [
+                "store": "\(store.id)", "file": "\(cache.filePath(for: store.id))", "reason": "\(reason)",
+                "moved_to": "\(movedTo ?? "(could not be moved)")",
+            ])
+            return nil
+        }
+    }
+
+    private func remember(_ memory: StoreState, _ store: StoreConfig) {
+        do {
+            try state.save(memory, store: store.id)
+        } catch {
+            logger.warning("cannot save store state; back-off will not survive a restart", metadata: [
+                "store": "\(store.id)", "reason": "\(error)",
+            ])
+        }
+    }
+
+    private typealias Validators = (etag: String?, lastModified: String?)
+
+    private func fetchAndPublish(_ store: StoreConfig, previous: CacheFile?, memory: StoreState, now: Int64)
+        async throws(UpdateFailure) -> (CacheFile, Validators, Bool)
+    {
+        let exchange = try ListExchange(store: store, previous: previous, memory: memory)
+        let response = try await fetcher.fetch(exchange.request)
+        let merged: PinMerger.Outcome
+        let notModified = response.status == 304 && exchange.isConditional
+        if notModified, let previous {
+            // Nothing changed on the server: no parsing, no verification, just re-publish.
+            let pins = previous.list.pins.filter { !$0.isExpired(at: now) }
+            guard !pins.isEmpty else { throw UpdateFailure(.storeEmpty, "the list is unchanged and every cached pin has expired") }
+            merged = PinMerger.Outcome(pins: pins, domainsConfig: previous.list.domainsConfig, added: 0,
+                                       expiredReceived: 0, unexpectedNames: [])
+        } else {
+            let list = try exchange.verifiedList(from: response, now: now)
+            let merger = PinMerger(mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
+                                   expectedCommonNames: store.expectedCommonNames)
+            merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, now: now)
+            warnAbout(merged, received: list, store: store)
+        }
+        let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random)
+        let file = CacheFile(list: PinList(pins: merged.pins, domainsConfig: merged.domainsConfig),
+                             metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: next))
+        do {
+            try cache.publish(file)
+        } catch {
+            throw UpdateFailure(.writeFailed, "\(error); the published file was left as it was")
+        }
+        let validators: Validators = store.mode == .static
+            ? (response.header("etag"), response.header("last-modified")) : (nil, nil)
+        return (file, notModified ? (memory.etag, memory.lastModified) : validators, notModified)
+    }
+
+    private func warnAbout(_ outcome: PinMerger.Outcome, received: PinList, store: StoreConfig) {
+        if !received.pins.isEmpty && outcome.expiredReceived == received.pins.count {
+            logger.warning("the list holds only expired entries; nothing was added", metadata: [
+                "store": "\(store.id)", "entries": "\(received.pins.count)",
+            ])
+        }
+        if !outcome.unexpectedNames.isEmpty {
+            logger.warning("the list pins common names outside expected_common_names", metadata: [
+                "store": "\(store.id)", "names": "\(outcome.unexpectedNames.joined(separator: ","))",
+            ])
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PinKeeper
+import PinKeeperDaemon
+
+@main
+struct Pinkeeper: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pinkeeper",
+        abstract: "Keeps dynamic SSL-pinning databases fresh for local processes.",
+        version: PinKeeperVersion.string,
+        subcommands: [Run.self, Update.self, CheckConfig.self])
+}
+
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "Configuration file (default: $PINKEEPER_CONFIG or /etc/pinkeeper/pinkeeper.toml).")
+    var config: String?
+
+    @Option(name: .long, help: "Least severe messages to log: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    var configPath: String {
+        config ?? ProcessInfo.processInfo.environment["PINKEEPER_CONFIG"] ?? ConfigLoader.defaultPath
+    }
+
+    /// Loads the configuration or exits with EX_CONFIG (78) after one line naming the problem.
+    func loadConfiguration() throws -> Configuration {
+        do {
+            return try ConfigLoader.load(path: configPath)
+        } catch {
+            FileHandle.standardError.write(Data("pinkeeper: \(error)\n".utf8))
+            throw ExitCode(78)
+        }
+    }
+
+    func makeLogger() -> Logger {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, level: level) }
+        return Logger(label: "pinkeeper")
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+func makeUpdater(_ configuration: Configuration, logger: Logger) -> StoreUpdater {
+    StoreUpdater(fetcher: CurlFetcher(userAgent: PinKeeperVersion.userAgent),
+                 cache: CacheDirectory(path: configuration.cacheDirectory),
+                 state: StateDirectory(path: configuration.stateDirectory), logger: logger)
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+import PinKeeperDaemon
+
+struct Update: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run one update pass now, print one line per store, and exit.",
+        discussion: "Exit status: 0 every selected store ok or fresh, 1 any store failed, 78 bad configuration.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .customLong("store"), help: "Update only this store (repeatable).")
+    var stores: [String] = []
+
+    @Flag(help: "Fetch even stores whose next update is not yet due.")
+    var force = false
+
+    func run() async throws {
+        let configuration = try global.loadConfiguration()
+        for id in stores where configuration.store(id) == nil {
+            FileHandle.standardError.write(Data("pinkeeper: no store '\(id)' in \(global.configPath)\n".utf8))
+            throw ExitCode(64)
+        }
+        let logger = global.makeLogger()
+        let lines = await OneShotUpdate.run(configuration: configuration, storeIDs: stores, force: force,
+                                            updater: makeUpdater(configuration, logger: logger))
+        let formatter = ISO8601DateFormatter()
+        for line in lines {
+            let next = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(line.nextUpdate)))
+            var text = "\(line.store) \(line.result) pins=\(line.pins) next=\(next)"
+            if let reason = line.reason { text += " reason=\"\(reason)\"" }
+            print(text)
+        }
+        if lines.contains(where: \.failed) { throw ExitCode(1) }
+    }
+}

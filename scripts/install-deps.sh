@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages (and the Python signer) that building and testing need.
+# Idempotent: installs only what is missing. Needs root (or sudo) when something is missing.
+set -euo pipefail
+
+packages=(libcurl4-openssl-dev libssl-dev libsystemd-dev pkg-config openssl python3 systemd "$@")
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The test fixtures sign lists with Python's `cryptography`, an independent ECDSA implementation.
+if ! python3 -c 'import cryptography' 2>/dev/null; then
+  echo "installing the Python cryptography package"
+  python3 -m pip install --quiet cryptography || as_root apt-get install -y -qq python3-cryptography >/dev/null
+fi

@@ -8,7 +8,8 @@ public struct StoreState: Codable, Sendable, Equatable {
     public var lastReason: String?
     public var lastSuccess: Int64?
     public var consecutiveFailures: Int = 0
-    /// Set after a failure: do not try again before this time.
+    /// Do not try again before this time: set after a failure, or after a success that left
+    /// the published file (and so its nextUpdate) as it was.
     public var retryAt: Int64?
     /// Validators of the last static list, for a conditional request.
     public var etag: String?

@@ -8,7 +8,8 @@ public enum DueTime {
         // A due time further ahead than any schedule could set means the wall clock went
         // backwards (e.g. NTP at boot); never sleep for days because of that.
         let horizon = now + max(policy.periodicUpdateInterval, policy.retryMax)
-        if state.lastResult != .ok, let retryAt = state.retryAt {
+        // retryAt: set after a failure, or after a success that left the published file as it was.
+        if let retryAt = state.retryAt {
             return retryAt > horizon ? now : retryAt
         }
         guard hasValidPins, let next = cache?.metadata.nextUpdate else { return now }

@@ -55,8 +55,8 @@ public struct PinMerger: Sendable {
     /// Every new static entry must carry a valid signature; checked on all cores, then reported
     /// in list order so the first bad entry is the one named.
     private func verifyEntries(_ pins: [Pin]) throws(UpdateFailure) {
-        for (index, pin) in pins.enumerated() where pin.signature == nil || pin.signature == "" {
-            throw UpdateFailure(.invalidData, "entry \(index) (\(pin.name)) has no signature")
+        for pin in pins where pin.signature == nil || pin.signature == "" {
+            throw UpdateFailure(.invalidData, "the entry '\(pin.name)' (expires \(pin.expires)) has no signature")
         }
         let valid = UnsafeMutableBufferPointer<Bool>.allocate(capacity: pins.count)
         defer { valid.deallocate() }

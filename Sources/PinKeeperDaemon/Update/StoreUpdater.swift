@@ -42,20 +42,21 @@ public struct StoreUpdater: Sendable {
 
         memory.lastAttempt = now
         do {
-            let (published, validators, notModified) = try await fetchAndPublish(store, previous: previous, memory: memory, now: now)
+            let outcome = try await fetchAndPublish(store, previous: previous, memory: memory, now: now)
             memory.lastResult = .ok
             memory.lastReason = nil
             memory.lastSuccess = now
             memory.consecutiveFailures = 0
-            memory.retryAt = nil
-            (memory.etag, memory.lastModified) = validators
+            // When the file was left as it was, its nextUpdate is stale: remember the new one here.
+            memory.retryAt = outcome.published ? nil : outcome.nextUpdate
+            (memory.etag, memory.lastModified) = outcome.validators
             remember(memory, store)
             logger.info("update succeeded", metadata: [
-                "store": "\(store.id)", "result": "ok", "pins": "\(published.list.pins.count)",
-                "next_update": "\(published.metadata.nextUpdate)", "not_modified": "\(notModified)",
+                "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins)",
+                "next_update": "\(outcome.nextUpdate)", "not_modified": "\(outcome.notModified)",
             ])
-            return Report(store: store.id, result: .ok, pins: published.list.pins.count,
-                          nextAttempt: published.metadata.nextUpdate, notModified: notModified)
+            return Report(store: store.id, result: .ok, pins: outcome.pins, nextAttempt: outcome.nextUpdate,
+                          notModified: outcome.notModified)
         } catch {
             memory.lastResult = error.result
             memory.lastReason = error.reason
@@ -98,27 +99,41 @@ public struct StoreUpdater: Sendable {
         }
     }
 
-    private typealias Validators = (etag: String?, lastModified: String?)
+    private struct Outcome {
+        var pins: Int
+        var nextUpdate: Int64
+        var validators: (etag: String?, lastModified: String?)
+        var notModified: Bool
+        /// false when the response added nothing and the published file was left byte-identical.
+        var published: Bool
+    }
 
     private func fetchAndPublish(_ store: StoreConfig, previous: CacheFile?, memory: StoreState, now: Int64)
-        async throws(UpdateFailure) -> (CacheFile, Validators, Bool)
+        async throws(UpdateFailure) -> Outcome
     {
         let exchange = try ListExchange(store: store, previous: previous, memory: memory)
         let response = try await fetcher.fetch(exchange.request)
         let merged: PinMerger.Outcome
         let notModified = response.status == 304 && exchange.isConditional
+        var validators = store.mode == .static ? (response.header("etag"), response.header("last-modified")) : (nil, nil)
         if notModified, let previous {
             // Nothing changed on the server: no parsing, no verification, just re-publish.
             let pins = previous.list.pins.filter { !$0.isExpired(at: now) }
             guard !pins.isEmpty else { throw UpdateFailure(.storeEmpty, "the list is unchanged and every cached pin has expired") }
             merged = PinMerger.Outcome(pins: pins, domainsConfig: previous.list.domainsConfig, added: 0,
                                        expiredReceived: 0, unexpectedNames: [])
+            validators = (memory.etag, memory.lastModified)
         } else {
             let list = try exchange.verifiedList(from: response, now: now)
             let merger = PinMerger(mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
                                    expectedCommonNames: store.expectedCommonNames)
             merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, now: now)
             warnAbout(merged, received: list, store: store)
+            if !list.pins.isEmpty && merged.expiredReceived == list.pins.count {
+                // Only expired entries: nothing to add, so the published pins stay exactly as they were.
+                let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random)
+                return Outcome(pins: merged.pins.count, nextUpdate: next, validators: validators, notModified: false, published: false)
+            }
         }
         let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random)
         let file = CacheFile(list: PinList(pins: merged.pins, domainsConfig: merged.domainsConfig),
@@ -128,9 +143,7 @@ public struct StoreUpdater: Sendable {
         } catch {
             throw UpdateFailure(.writeFailed, "\(error); the published file was left as it was")
         }
-        let validators: Validators = store.mode == .static
-            ? (response.header("etag"), response.header("last-modified")) : (nil, nil)
-        return (file, notModified ? (memory.etag, memory.lastModified) : validators, notModified)
+        return Outcome(pins: merged.pins.count, nextUpdate: next, validators: validators, notModified: notModified, published: true)
     }
 
     private func warnAbout(_ outcome: PinMerger.Outcome, received: PinList, store: StoreConfig) {

@@ -1,0 +1,103 @@
+import Foundation
+import Glibc
+import PinKeeper
+@testable import PinKeeperDaemon
+import Testing
+
+/// A disk that fails where a real one would: through the file-system seam.
+struct FailingFileSystem: FileSystem {
+    enum Step: Sendable { case create, write, rename }
+    var failing: Step
+    var code: Int32
+    let real = PosixFileSystem()
+
+    func openDirectory(_ path: String) -> Int32 { real.openDirectory(path) }
+    func createExclusive(_ directory: Int32, _ name: String, mode: mode_t) -> Int32 {
+        failing == .create ? fail() : real.createExclusive(directory, name, mode: mode)
+    }
+    func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+        failing == .write ? Int(fail()) : real.write(fd, bytes)
+    }
+    func fsync(_ fd: Int32) -> Int32 { real.fsync(fd) }
+    func rename(_ directory: Int32, _ from: String, _ to: String) -> Int32 {
+        failing == .rename ? fail() : real.rename(directory, from, to)
+    }
+    private func fail() -> Int32 {
+        errno = code
+        return -1
+    }
+}
+
+@Suite("Publishing faults never damage the published file")
+struct PublishFaultTests {
+    /// Publishes one good version, then runs `damage` and a second update with new pins.
+    private func secondUpdate(_ name: String, fileSystem: FileSystem = PosixFileSystem(),
+                              damage: (Sandbox) throws -> Void = { _ in }) async throws -> (Sandbox, Data, StoreUpdater.Report) {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route(name, Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        let store = try sandbox.store(name, url: server.url(name))
+        #expect(await sandbox.updater().update(store).result == .ok)
+        let before = try #require(sandbox.cacheBytes(name))
+        try server.route(name, Lists.route(entries: [Lists.entry("api.example.com", 2)]))
+        try damage(sandbox)
+        let report = await sandbox.updater(fileSystem: fileSystem).update(store)
+        return (sandbox, before, report)
+    }
+
+    @Test("ENOSPC and EACCES at each step: write-failed, file intact, no temp file left",
+          arguments: [(FailingFileSystem.Step.create, EACCES), (.write, ENOSPC), (.rename, EACCES)])
+    func diskFailures(step: FailingFileSystem.Step, code: Int32) async throws {
+        let (sandbox, before, report) = try await secondUpdate("disk", fileSystem: FailingFileSystem(failing: step, code: code))
+        #expect(report.result == .writeFailed)
+        #expect(report.reason?.contains(String(cString: strerror(code))) == true, "reason: \(report.reason ?? "")")
+        #expect(sandbox.cacheBytes("disk") == before)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty)
+        #expect(sandbox.log.errors(store: "disk").count == 1)
+        #expect(sandbox.savedState("disk").retryAt != nil)
+    }
+
+    @Test("a cache directory writable by other users is refused")
+    func worldWritableDirectory() async throws {
+        let (sandbox, before, report) = try await secondUpdate("ww") { chmod($0.cache.path, 0o777) }
+        #expect(report.result == .writeFailed)
+        #expect(report.reason?.contains("writable by other users") == true)
+        #expect(sandbox.cacheBytes("ww") == before)
+    }
+
+    @Test("a symlink planted at the store's file name is neither followed nor replaced")
+    func symlinkAtTarget() async throws {
+        let victim = TestEnvironment.temporaryDirectory("victim").appendingPathComponent("secret")
+        try Data("do not touch".utf8).write(to: victim)
+        let (sandbox, _, report) = try await secondUpdate("link") { sandbox in
+            try FileManager.default.removeItem(at: sandbox.cacheFile("link"))
+            try FileManager.default.createSymbolicLink(atPath: sandbox.cacheFile("link").path, withDestinationPath: victim.path)
+        }
+        #expect(report.result == .writeFailed)
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "do not touch")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: sandbox.cacheFile("link").path)) == victim.path)
+    }
+
+    @Test("a corrupt cache file at start is moved aside and the store fetched afresh")
+    func corruptCacheAtStart() async throws {
+        let (sandbox, _, report) = try await secondUpdate("corrupt") { sandbox in
+            try Data("{\"fingerprints\": [tru".utf8).write(to: sandbox.cacheFile("corrupt"))
+        }
+        #expect(report.result == .ok)
+        #expect(try sandbox.published("corrupt").list.pins.map(\.fingerprintBase64) == [Lists.fingerprint(2)])
+        let names = try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path)
+        #expect(names.contains { $0.hasPrefix("corrupt.json.corrupt-") })
+        #expect(sandbox.log.warnings(store: "corrupt").count == 1)
+    }
+
+    @Test("temp files left by a dead writer are removed by the next update")
+    func staleTempFiles() async throws {
+        let (sandbox, _, report) = try await secondUpdate("stale") { sandbox in
+            // pid 2^22+1 exceeds Linux's pid_max, so no live process owns this file.
+            try Data("partial".utf8).write(to: sandbox.cache.appendingPathComponent(".stale.json.tmp-4194305-1"))
+        }
+        #expect(report.result == .ok)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty)
+    }
+}

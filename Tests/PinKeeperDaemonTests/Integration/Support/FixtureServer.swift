@@ -1,0 +1,83 @@
+import Foundation
+import Glibc
+
+/// The loopback pinning service (`Tests/Fixtures/pinserver.py`), one per test.
+/// Routes are JSON files the test writes; the server re-reads them on every request.
+final class FixtureServer: @unchecked Sendable {  // immutable after init except the process, which only `stop` touches
+    let directory: URL
+    let routes: URL
+    let port: Int
+    let httpPort: Int
+    private let process: Process
+
+    init(certificate: String = "server") throws {
+        directory = TestEnvironment.temporaryDirectory("server")
+        routes = directory.appendingPathComponent("routes")
+        try FileManager.default.createDirectory(at: routes, withIntermediateDirectories: true)
+        let portFile = directory.appendingPathComponent("port"), httpPortFile = directory.appendingPathComponent("http-port")
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", TestEnvironment.fixtures.appendingPathComponent("pinserver.py").path,
+                             "--routes", routes.path,
+                             "--cert", TestEnvironment.certificate("\(certificate).pem"),
+                             "--key", TestEnvironment.certificate("\(certificate).key"),
+                             "--port-file", portFile.path, "--http-port-file", httpPortFile.path]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(15)
+        while !FileManager.default.fileExists(atPath: portFile.path) {
+            guard process.isRunning, Date() < deadline else {
+                kill(process.processIdentifier, SIGKILL)
+                throw FixtureError("the fixture server did not start (is python3 with `cryptography` installed?)")
+            }
+            usleep(20_000)
+        }
+        port = Int(try String(contentsOf: portFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        httpPort = Int(try String(contentsOf: httpPortFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+
+    deinit { stop() }
+
+    /// SIGKILL: a child of a Swift Testing process may inherit a blocked SIGTERM.
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func url(_ route: String, host: String = "127.0.0.1") -> String { "https://\(host):\(port)/\(route)" }
+
+    /// Writes a route file atomically (the server may be reading it).
+    func route(_ name: String, _ spec: [String: Any]) throws {
+        let data = try JSONSerialization.data(withJSONObject: spec)
+        let target = routes.appendingPathComponent("\(name).json")
+        let temp = routes.appendingPathComponent(".\(name).json.tmp")
+        try data.write(to: temp)
+        _ = Glibc.rename(temp.path, target.path)
+    }
+
+    /// One line of the server's request log.
+    struct Request {
+        var path: String
+        var route: String
+        var headers: [String: String]
+        var status: Int?
+        var scheme: String
+    }
+
+    func requests(_ route: String? = nil) -> [Request] {
+        guard let text = try? String(contentsOf: routes.appendingPathComponent("requests.log"), encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            let request = Request(path: object["path"] as? String ?? "", route: object["route"] as? String ?? "",
+                                  headers: object["headers"] as? [String: String] ?? [:],
+                                  status: object["status"] as? Int, scheme: object["scheme"] as? String ?? "")
+            return route == nil || request.route == route ? request : nil
+        }
+    }
+}
+
+struct FixtureError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

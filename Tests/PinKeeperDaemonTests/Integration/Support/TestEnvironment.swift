@@ -1,0 +1,45 @@
+import Foundation
+
+/// Where things are when tests run: the package root, the shared vectors, the built binary.
+enum TestEnvironment {
+    static let packageRoot: URL = {
+        var dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) {
+            dir.deleteLastPathComponent()
+        }
+        return dir
+    }()
+
+    static var fixtures: URL { packageRoot.appendingPathComponent("Tests/Fixtures") }
+
+    /// The `pinkeeper` executable built beside the test bundle.
+    static var binary: String {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pinkeeper")
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside.path }
+        return packageRoot.appendingPathComponent(".build/debug/pinkeeper").path
+    }
+
+    /// A test CA, server certificates and signing keys, made once by the `openssl` CLI.
+    static let certificates: URL = {
+        let dir = packageRoot.appendingPathComponent(".build/test-ca")
+        let result = ChildProcess.run("/bin/bash", [fixtures.appendingPathComponent("make-ca.sh").path, dir.path], timeout: 60)
+        precondition(result.status == 0, "make-ca.sh failed: \(result.stderr)")
+        return dir
+    }()
+
+    static func certificate(_ name: String) -> String { certificates.appendingPathComponent(name).path }
+
+    static func signingKey(_ number: Int = 1) -> String { certificate(number == 1 ? "signing.key" : "signing\(number).key") }
+
+    static func publicKey(_ number: Int = 1) -> String {
+        let file = certificate(number == 1 ? "signing.pub.b64" : "signing\(number).pub.b64")
+        return (try? String(contentsOfFile: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    }
+
+    /// A fresh directory for one test, removed by the caller with `remove`.
+    static func temporaryDirectory(_ label: String) -> URL {
+        let dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pinkeeper-\(label)-\(UUID().uuidString.prefix(8))")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+}

@@ -36,7 +36,12 @@ struct GlobalOptions: ParsableArguments {
 
     func makeLogger() -> Logger {
         let level = logLevel
-        LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, level: level) }
+        // Native journal entries when stderr is the journal; readable lines otherwise.
+        if JournalLogHandler.stderrIsJournal() {
+            LoggingSystem.bootstrap { _ in JournalLogHandler(level: level) }
+        } else {
+            LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, level: level) }
+        }
         return Logger(label: "pinkeeper")
     }
 }

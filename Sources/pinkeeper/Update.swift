@@ -24,10 +24,8 @@ struct Update: AsyncParsableCommand {
         let logger = global.makeLogger()
         let lines = await OneShotUpdate.run(configuration: configuration, storeIDs: stores, force: force,
                                             updater: makeUpdater(configuration, logger: logger))
-        let formatter = ISO8601DateFormatter()
         for line in lines {
-            let next = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(line.nextUpdate)))
-            var text = "\(line.store) \(line.result) pins=\(line.pins) next=\(next)"
+            var text = "\(line.store) \(line.result) pins=\(line.pins) next=\(Timestamp.iso(line.nextUpdate))"
             if let reason = line.reason { text += " reason=\"\(reason)\"" }
             print(text)
         }

@@ -20,12 +20,17 @@ public struct ConsoleLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        var line = "\(event.level): \(event.message)"
-        for key in merged.keys.sorted() {
-            line += " \(key)=\(Self.quoted("\(merged[key]!)"))"
-        }
-        line += "\n"
+        let line = "\(event.level): " + Self.render(message: "\(event.message)", metadata: merged) + "\n"
         FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    /// `message key=value …` with sorted keys; the event name is for MESSAGE_ID, not for people.
+    static func render(message: String, metadata: Logger.Metadata) -> String {
+        var line = message
+        for key in metadata.keys.sorted() where key != LogEventID.metadataKey {
+            line += " \(key)=\(quoted("\(metadata[key]!)"))"
+        }
+        return line
     }
 
     static func quoted(_ value: String) -> String {

@@ -52,9 +52,10 @@ public struct StoreUpdater: Sendable {
             (memory.etag, memory.lastModified) = outcome.validators
             remember(memory, store)
             logger.info("update succeeded", metadata: [
-                "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins)",
-                "next_update": "\(outcome.nextUpdate)", "not_modified": "\(outcome.notModified)",
+                "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins)",
+                "next_update": "\(Timestamp.iso(outcome.nextUpdate))", "not_modified": "\(outcome.notModified)",
             ])
+            warnIfExpiring(store, now: now)
             return Report(store: store.id, result: .ok, pins: outcome.pins, nextAttempt: outcome.nextUpdate,
                           notModified: outcome.notModified)
         } catch {
@@ -66,11 +67,13 @@ public struct StoreUpdater: Sendable {
                                         random: random)
             memory.retryAt = retry
             remember(memory, store)
+            let event: LogEventID = error.result == .storeEmpty ? .storeEmpty : .updateFailed
             logger.error("update failed", metadata: [
-                "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)",
-                "pins": "\(validBefore.count)", "next_update": "\(retry)",
+                "event": "\(event.rawValue)", "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)",
+                "pins": "\(validBefore.count)", "next_update": "\(Timestamp.iso(retry))",
                 "retry_in": "\(Units.describe(seconds: retry - now))",
             ])
+            warnIfExpiring(store, now: now)
             return Report(store: store.id, result: error.result, reason: error.reason, pins: validBefore.count,
                           nextAttempt: retry)
         }
@@ -87,6 +90,18 @@ public struct StoreUpdater: Sendable {
             ])
             return nil
         }
+    }
+
+    /// Once per update: the common name whose newest pin expires first, if that is inside
+    /// `expiration_update_threshold` (no replacement has been published yet).
+    private func warnIfExpiring(_ store: StoreConfig, now: Int64) {
+        guard case .valid(let file) = cache.load(store: store.id, now: now),
+              let soonest = ExpiringPins.soonest(file.list.pins, now: now),
+              soonest.expires - now < store.policy.expirationUpdateThreshold else { return }
+        logger.warning("pins expiring without a replacement", metadata: [
+            "event": "\(LogEventID.pinsExpiring.rawValue)", "store": "\(store.id)", "name": "\(soonest.name)",
+            "expires": "\(Timestamp.iso(soonest.expires))", "expires_in": "\(Units.describe(seconds: soonest.expires - now))",
+        ])
     }
 
     private func remember(_ memory: StoreState, _ store: StoreConfig) {

@@ -1,0 +1,70 @@
+import Logging
+
+/// The stable events an operator can query by `MESSAGE_ID=` (documented in docs/journal.md).
+public enum LogEventID: String, Sendable, CaseIterable {
+    case updateSucceeded = "update-succeeded"
+    case updateFailed = "update-failed"
+    case storeEmpty = "store-empty"
+    case pinsExpiring = "pins-expiring"
+
+    /// journald message ids: 128-bit, fixed forever once published.
+    public var messageID: String {
+        switch self {
+        case .updateSucceeded: "fea0a00742744d54a3c895f02958cb80"
+        case .updateFailed: "41ed2e1a9bbd459d99ebcaea1209e405"
+        case .storeEmpty: "affbeeb88ed249938a5ad4e693d5800f"
+        case .pinsExpiring: "932547c34458409ca2154fa91ab0ec75"
+        }
+    }
+
+    /// The metadata key under which code names the event.
+    public static let metadataKey = "event"
+}
+
+/// One native journal entry: `FIELD=value` pairs built from a swift-log event.
+public struct JournalEntry: Equatable, Sendable {
+    public var fields: [(String, String)]
+
+    public static func == (a: JournalEntry, b: JournalEntry) -> Bool {
+        a.fields.map { "\($0.0)=\($0.1)" } == b.fields.map { "\($0.0)=\($0.1)" }
+    }
+
+    public subscript(field: String) -> String? { fields.first { $0.0 == field }?.1 }
+
+    public init(level: Logger.Level, message: String, metadata: Logger.Metadata, file: String, function: String, line: UInt) {
+        var fields: [(String, String)] = [
+            ("MESSAGE", ConsoleLogHandler.render(message: message, metadata: metadata)),
+            ("PRIORITY", String(Self.priority(level))),
+            ("SYSLOG_IDENTIFIER", "pinkeeper"),
+            ("CODE_FILE", file), ("CODE_LINE", String(line)), ("CODE_FUNC", function),
+        ]
+        if case .string(let event)? = metadata[LogEventID.metadataKey], let id = LogEventID(rawValue: event) {
+            fields.append(("MESSAGE_ID", id.messageID))
+        }
+        for key in metadata.keys.sorted() where key != LogEventID.metadataKey {
+            fields.append((Self.fieldName(key), "\(metadata[key]!)"))
+        }
+        self.fields = fields
+    }
+
+    /// syslog priorities, as journald stores them.
+    static func priority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    /// journald accepts field names of A–Z, 0–9 and `_`, not starting with `_` or a digit, at
+    /// most 64 characters; anything else is silently dropped. Ours all start with `PINKEEPER_`.
+    static func fieldName(_ key: String) -> String {
+        let body = key.uppercased().unicodeScalars.map { scalar -> Character in
+            (("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)) ? Character(scalar) : "_"
+        }
+        return String(("PINKEEPER_" + String(body)).prefix(64))
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import PinKeeper
 @testable import PinKeeperDaemon
 
@@ -61,5 +62,28 @@ enum Lists {
     static func route(mode: String = "challenge", entries: [[String: Any]], key: Int = 1,
                       extra: [String: Any] = [:]) -> [String: Any] {
         ["mode": mode, "signing_key": TestEnvironment.signingKey(key), "fingerprints": entries].merging(extra) { $1 }
+    }
+}
+
+extension Sandbox {
+    /// Writes `pinkeeper.toml` for stores on the fixture server; returns its path.
+    @discardableResult
+    func writeConfig(_ stores: [(id: String, url: String, mode: String)], extra: String = "") throws -> String {
+        var text = "cache_directory = \"\(cache.path)\"\nstate_directory = \"\(state.path)\"\n\(extra)\n"
+        for store in stores {
+            text += """
+            [stores.\(store.id)]
+            url = "\(store.url)"
+            public_key = "\(TestEnvironment.publicKey())"
+            mode = "\(store.mode)"
+            ca_file = "\(TestEnvironment.certificate("ca.pem"))"
+            request_timeout = "10s"
+
+            """
+        }
+        let path = root.appendingPathComponent("pinkeeper.toml").path
+        try text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)
+        _ = Glibc.rename(path + ".tmp", path)
+        return path
     }
 }

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+/// `pinkeeper update` and `check-config` as an operator runs them: output lines and exit codes.
+@Suite("Command line")
+struct CommandLineTests {
+    private func pinkeeper(_ arguments: [String]) -> ChildProcess.Result {
+        ChildProcess.run(TestEnvironment.binary, arguments, timeout: 30)
+    }
+
+    @Test("update: one line per store, exit 0; a second run without --force leaves fresh stores alone")
+    func updateThenFresh() throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")])
+
+        let first = pinkeeper(["update", "--config", config])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.hasPrefix("a ok pins=1 next=20"), "\(first.stdout)")
+
+        let second = pinkeeper(["update", "--config", config])
+        #expect(second.status == 0)
+        #expect(second.stdout.hasPrefix("a fresh pins=1"), "\(second.stdout)")
+        #expect(server.requests("a").count == 1)
+
+        let forced = pinkeeper(["update", "--config", config, "--force"])
+        #expect(forced.status == 0)
+        #expect(server.requests("a").count == 2)
+    }
+
+    @Test("update: a failing store gives exit 1 and names the reason")
+    func updateFailure() throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("good", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        try server.route("bad", Lists.route(entries: [Lists.entry("api.example.com", 1)], extra: ["status": 500]))
+        let config = try sandbox.writeConfig([("good", server.url("good"), "challenge"), ("bad", server.url("bad"), "challenge")])
+
+        let result = pinkeeper(["update", "--config", config])
+        #expect(result.status == 1)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.contains { $0.hasPrefix("bad http-error pins=0") && $0.contains("HTTP 500") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("good ok pins=1") })
+
+        let only = pinkeeper(["update", "--config", config, "--store", "good", "--force"])
+        #expect(only.status == 0)
+        #expect(only.stdout.split(separator: "\n").count == 1)
+    }
+
+    @Test("update: an unknown --store is a usage error")
+    func unknownStore() throws {
+        let sandbox = try Sandbox()
+        let config = try sandbox.writeConfig([])
+        let result = pinkeeper(["update", "--config", config, "--store", "nope"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("no store 'nope'"))
+    }
+
+    @Test("an invalid configuration: exit 78 and one line naming file, store and key",
+          arguments: ["run", "update", "check-config"])
+    func invalidConfiguration(command: String) throws {
+        let sandbox = try Sandbox()
+        let config = sandbox.root.appendingPathComponent("bad.toml").path
+        try "[stores.banking]\nurl = \"http://example.com/list\"\npublic_key = \"x\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = pinkeeper([command, "--config", config])
+        #expect(result.status == 78)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(lines.first?.contains(config) == true)
+        #expect(lines.first?.contains("store 'banking'") == true)
+        #expect(lines.first?.contains("key 'url'") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).isEmpty)
+    }
+
+    @Test("check-config summarises a valid configuration")
+    func checkConfig() throws {
+        let sandbox = try Sandbox()
+        let config = try sandbox.writeConfig([("a", "https://127.0.0.1:1/a", "static")])
+        let result = pinkeeper(["check-config", "--config", config])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("store a: static https://127.0.0.1:1/a"))
+    }
+
+    @Test("the configuration path comes from $PINKEEPER_CONFIG when --config is absent")
+    func configFromEnvironment() throws {
+        let sandbox = try Sandbox()
+        let config = try sandbox.writeConfig([])
+        var environment = ProcessInfo.processInfo.environment
+        environment["PINKEEPER_CONFIG"] = config
+        let result = ChildProcess.run(TestEnvironment.binary, ["check-config"], environment: environment, timeout: 30)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains(config))
+    }
+}

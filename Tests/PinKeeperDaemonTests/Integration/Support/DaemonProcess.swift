@@ -1,0 +1,49 @@
+import Foundation
+import Glibc
+
+/// `pinkeeper run` as a child process, with its stderr captured. Always SIGKILLed at the end
+/// if it is still running, so a hung daemon never hangs the test run.
+final class DaemonProcess: @unchecked Sendable {  // used by one test at a time
+    private let process = Process()
+    private let stderrCollector: ChildProcess.Collector
+
+    init(config: String, environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
+        process.arguments = ["run", "--config", config]
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "NOTIFY_SOCKET")
+        env.removeValue(forKey: "WATCHDOG_USEC")
+        env.removeValue(forKey: "JOURNAL_STREAM")
+        process.environment = env.merging(environment) { $1 }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        stderrCollector = ChildProcess.Collector(err.fileHandleForReading)
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    var pid: pid_t { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for exit; nil (and SIGKILL) if it did not exit in time.
+    func waitForExit(timeout: TimeInterval) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    /// Everything written to stderr (complete once the process has exited).
+    var stderr: String { stderrCollector.text() }
+}

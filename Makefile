@@ -3,7 +3,7 @@ SWIFT        ?= swift
 SWIFT_FLAGS  ?=
 RELEASE_BIN  := .build/release/pinkeeper
 
-.PHONY: all deps build release test unit-tests check-units demo clean
+.PHONY: all deps build release test check-units demo systemd-test package-test clean
 
 all: build
 
@@ -29,5 +29,14 @@ check-units: deps
 demo: build
 	scripts/demo.sh
 
+# A real systemd in a systemd-nspawn container on a debootstrap root of its own (never the host).
+systemd-test: release
+	scripts/systemd-test.sh
+
+package-test: deb
+	scripts/package-test.sh
+
 clean:
 	rm -rf .build demo/run
+
+-include packaging/packaging.mk

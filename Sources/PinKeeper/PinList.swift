@@ -50,6 +50,30 @@ public struct PinList: Sendable, Equatable {
         var expires: Int64
         var depth: Int?
         var signature: String?
+
+        private enum CodingKeys: String, CodingKey { case name, fingerprint, expires, depth, signature }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            fingerprint = try container.decode(String.self, forKey: .fingerprint)
+            expires = try Self.integer(container, .expires)
+            let hasDepth = try container.contains(.depth) && !container.decodeNil(forKey: .depth)
+            depth = hasDepth ? try Self.integer(container, .depth) : nil
+            signature = try container.decodeIfPresent(String.self, forKey: .signature)
+        }
+
+        /// Foundation on Linux reports a fractional or out-of-range number as "not valid JSON"
+        /// without a path; turn it into a type mismatch at the field so the message names it.
+        private static func integer<T: FixedWidthInteger & Decodable>(_ container: KeyedDecodingContainer<CodingKeys>,
+                                                                     _ key: CodingKeys) throws -> T {
+            do {
+                return try container.decode(T.self, forKey: key)
+            } catch let error as DecodingError {
+                if case .dataCorrupted = error {} else { throw error }
+            } catch {}
+            throw DecodingError.typeMismatch(T.self, .init(codingPath: container.codingPath + [key], debugDescription: "not an integer"))
+        }
     }
 }
 

@@ -25,6 +25,15 @@ enum PolicyKeys {
         where seconds <= 0 {
             throw ConfigError(file: file, store: store, key: key, "must be greater than zero")
         }
+        // Ten years: far beyond any sensible schedule, and far from Int64 overflow in date arithmetic.
+        let longest: Int64 = 10 * 365 * 86_400
+        for (key, seconds) in [("periodic_update_interval", policy.periodicUpdateInterval),
+                               ("expiration_update_threshold", policy.expirationUpdateThreshold),
+                               ("request_timeout", policy.requestTimeout), ("retry_min", policy.retryMin),
+                               ("retry_max", policy.retryMax)]
+        where seconds > longest {
+            throw ConfigError(file: file, store: store, key: key, "must be at most 10 years")
+        }
         if policy.maxResponseSize <= 0 {
             throw ConfigError(file: file, store: store, key: "max_response_size", "must be greater than zero")
         }

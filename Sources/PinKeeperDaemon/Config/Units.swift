@@ -2,7 +2,7 @@
 /// integer bytes) as written in the configuration.
 enum Units {
     static func seconds(_ text: String) -> Int64? {
-        let units: [(String, Int64)] = [("s", 1), ("m", 60), ("h", 3_600), ("d", 86_400), ("w", 604_800)]
+        let units: [(String, Int64)] = [("s", 1), ("m", 60), ("h", 3_600), ("d", 86_400)]
         return scaled(text, units)
     }
 

@@ -48,7 +48,9 @@ public enum StatusLine {
         if let worst = entries.max(by: { $0.health < $1.health }), worst.health != .fresh {
             line += " (\(worst.store): \(worst.reason ?? worst.health.rawValue))"
         }
-        if let nextUpdateIn { line += "; next update in \(Units.describe(seconds: nextUpdateIn))" }
+        if let nextUpdateIn {
+            line += nextUpdateIn > 0 ? "; next update in \(Units.describe(seconds: nextUpdateIn))" : "; next update now"
+        }
         return line
     }
 }

@@ -58,6 +58,11 @@ public struct StoreUpdater: Sendable {
             warnIfExpiring(store, now: now)
             return Report(store: store.id, result: .ok, pins: outcome.pins, nextAttempt: outcome.nextUpdate,
                           notModified: outcome.notModified)
+        } catch where Task.isCancelled {
+            // Shutdown, not a failure of the server: no back-off, no state change.
+            logger.info("update interrupted by shutdown", metadata: ["store": "\(store.id)"])
+            return Report(store: store.id, result: error.result, reason: "interrupted", pins: validBefore.count,
+                          nextAttempt: now)
         } catch {
             memory.lastResult = error.result
             memory.lastReason = error.reason

@@ -51,6 +51,20 @@ struct DaemonProcessTests {
         #expect(daemon.waitForExit(timeout: 5) == 0)
     }
 
+    @Test("a download hanging until its timeout does not starve the watchdog")
+    func watchdogDuringHang() throws {
+        try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)],
+                                          extra: ["behavior": "hang_after_headers", "hang_seconds": 30]))
+        let (daemon, socket, _) = try start(environment: ["WATCHDOG_USEC": "1000000"])
+        let messages = socket.collect(until: { _ in false }, timeout: 3)
+        #expect(messages.filter { $0 == "WATCHDOG=1" }.count >= 4, "got \(messages)")
+        #expect(!messages.contains("READY=1"), "READY must wait for the hanging first attempt")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 5) == 0)
+        // Shutdown interrupted the download: that is not a server failure, so no back-off is recorded.
+        #expect(sandbox.savedState("a").consecutiveFailures == 0)
+    }
+
     @Test("WATCHDOG_PID of another process disables the pings")
     func watchdogForSomeoneElse() throws {
         let (daemon, socket, _) = try start(environment: ["WATCHDOG_USEC": "500000", "WATCHDOG_PID": "1"])

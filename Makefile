@@ -13,14 +13,16 @@ deps:
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
 
+# The Swift runtime linked in, so the binary needs only Debian's libraries; -z now for full RELRO.
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_FLAGS)
+	$(SWIFT) build -c release --static-swift-stdlib -Xlinker -z -Xlinker now $(SWIFT_FLAGS)
 
-# Unit and integration tests (Swift Testing), then the systemd unit checks.
+# Unit and integration tests (Swift Testing), then the systemd unit and man page checks.
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
 	scripts/check-units.sh
+	$(MAKE) --no-print-directory man-check
 
 check-units: deps
 	scripts/check-units.sh
@@ -39,4 +41,4 @@ package-test: deb
 clean:
 	rm -rf .build demo/run
 
--include packaging/packaging.mk
+include packaging/packaging.mk

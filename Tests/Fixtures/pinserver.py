@@ -448,6 +448,8 @@ def main(argv=None):
     state.ports.update(https_port=servers[0].server_address[1],
                        http_port=servers[1].server_address[1])
     stop = threading.Event()
+    # A parent may hand us a blocked mask (Swift Testing does): SIGTERM would stay pending forever.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     for server in servers:
@@ -458,8 +460,12 @@ def main(argv=None):
         write_atomic(args.http_port_file, str(state.ports["http_port"]))
     if args.port_file:
         write_atomic(args.port_file, str(state.ports["https_port"]))
+    # A test process that dies without stopping us must not leave us running: once our
+    # parent is gone we are re-parented, and we leave too.
+    parent = os.getppid()
     while not stop.wait(0.5):
-        pass
+        if os.getppid() != parent:
+            break
     for server in servers:
         server.shutdown()
         server.server_close()

@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# `make package-test`: the Debian package on a fresh minimal Debian 12 (issue 6 part 5).
+#
+# On a scratch copy of the cached debootstrap root (scripts/make-rootfs.sh):
+#   1. installs the .deb with apt while systemd is NOT running (chrooted, as an image build
+#      does; the maintainer scripts must cope) and checks the pinkeeper user, the files
+#      `dpkg -L` lists, the unit enabled, every program the unit runs, `pinkeeper --version`
+#      and `pinkeeper check-config` on the shipped sample configuration;
+#   2. boots the root with systemd-nspawn (scripts/nspawn.sh), adds a stores.d/ drop-in for the
+#      fixture pinning service on the host's loopback, restarts the packaged service and checks
+#      it reaches READY, publishes the store and reloads;
+#   3. purges the package in the booted system and checks that everything it installed, its
+#      configuration and state are gone while the published cache is kept.
+# Each check prints PASS or FAIL with a reason; the script exits 1 if any check failed.
+#
+# The package: DEB=path, else the newest .build/deb/pinkeeper_*_<arch>.deb (make deb).
+# Files: .build/package-test/ (logs/ kept; root/ removed unless KEEP_ROOT=1).
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+top=$(pwd -P)
+# shellcheck source=scripts/nspawn.sh
+source scripts/nspawn.sh
+
+work=$top/.build/package-test
+root=$work/root
+logs=$work/logs
+store=fixture
+delay=2  # the fixture answers after this many seconds, so READY can be seen to wait for it
+
+die() { echo "package-test: $*" >&2; exit 2; }
+step() { printf '\n== %s  (%d s)\n' "$*" "$((SECONDS - t_start))"; }
+
+[[ $(id -u) -eq 0 ]] || die "must run as root (debootstrap, systemd-nspawn)"
+arch=$(dpkg --print-architecture)
+deb=${DEB:-$(ls -t "$top"/.build/deb/pinkeeper_*_"$arch".deb 2>/dev/null | head -n 1)}
+[[ -n $deb && -f $deb ]] || die "no .build/deb/pinkeeper_*_$arch.deb: run make deb (or make package-test), or set DEB"
+t_start=$SECONDS
+
+# ------------------------------------------------------------------ clean-up, first
+cleaning=0
+cleanup() {
+    ((cleaning)) && return
+    cleaning=1
+    trap '' INT TERM
+    if nspawn_alive; then
+        NSPAWN_CMD_TIMEOUT=20 in_container journalctl -b --no-pager -o short-precise >"$logs/journal.txt" 2>&1 || true
+        if nspawn_poweroff 30; then
+            echo "package-test: container powered off"
+        else
+            echo "package-test: the container had to be killed"
+        fi
+    fi
+    fixture_stop
+    if [[ ${KEEP_ROOT:-} == 1 ]]; then
+        echo "package-test: root kept in $root"
+    elif [[ -d $root ]] && ! grep -qF " $root" /proc/self/mountinfo; then
+        rm -rf --one-file-system "$root"
+    fi
+    echo "package-test: logs in $logs"
+}
+trap cleanup EXIT
+trap 'echo "package-test: interrupted" >&2; exit 130' INT
+trap 'echo "package-test: terminated" >&2; exit 143' TERM
+
+mkdir -p "$work"
+nspawn_reap_stale "$work"
+rm -rf "$logs"
+mkdir -p "$logs"
+# A copy, so that a `make deb` running meanwhile cannot change the package under test.
+cp "$deb" "$logs/" || die "cannot copy $deb"
+deb=$logs/$(basename "$deb")
+dpkg-deb --contents "$deb" >/dev/null 2>&1 || die "$deb is not a complete package (still being built?)"
+
+show() { in_container systemctl show pinkeeper --value -p "$1" 2>/dev/null; }
+one_line() { tr '\n' ' ' <"$1" | sed 's/  */ /g; s/ $//'; }
+
+# ------------------------------------------------------------------ 1. a clean root
+step "host tools and a fresh copy of the cached Debian 12 root"
+scripts/install-container-deps.sh || die "could not install the host tools"
+scripts/make-rootfs.sh --copy "$root" >/dev/null || die "no root (see .build/rootfs/*.debootstrap.log)"
+check_info "package $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version) ($(basename "$deb")); Depends: $(dpkg-deb -f "$deb" Depends)"
+
+# ------------------------------------------------------------------ 2. install, systemd not running
+step "apt-get install the .deb, chrooted, systemd not running"
+cp "$deb" "$root/var/tmp/"
+pkg=/var/tmp/$(basename "$deb")
+[[ -e $root/run/systemd/system ]] && die "the root looks booted (/run/systemd/system exists)"
+in_root "$root" apt-get install -y "$pkg" >"$logs/install.log" 2>&1
+rc=$?
+if ((rc != 0)) && grep -qE 'Unable to fetch|Failed to fetch|has no installation candidate|404' "$logs/install.log"; then
+    # The root's package lists are older than the mirror: refresh them and try again.
+    echo "the root's package lists are stale: apt-get update, then again"
+    in_root "$root" apt-get update -qq >>"$logs/install.log" 2>&1
+    in_root "$root" apt-get install -y "$pkg" >>"$logs/install.log" 2>&1
+    rc=$?
+fi
+sed -n '/^Unpacking pinkeeper\|^Setting up\|^Selecting previously\|^Created symlink\|^Creating\|[Ww]arning\|[Ee]rror/p' "$logs/install.log" | sed 's/^/      | /'
+if ((rc == 0)); then
+    check_pass install "apt-get install exited 0 with systemd not running"
+else
+    check_fail install "apt-get install exited $rc: $(tail -n 3 "$logs/install.log" | tr '\n' ' ')"
+    die "cannot go on without the package installed; log: $logs/install.log"
+fi
+
+if pw=$(in_root "$root" getent passwd pinkeeper) && [[ $pw == *:/var/lib/pinkeeper:/usr/sbin/nologin ]]; then
+    check_pass user "$pw"
+else
+    check_fail user "getent passwd pinkeeper: '${pw:-none}'; expected a system user, home /var/lib/pinkeeper, shell nologin"
+fi
+
+in_root "$root" dpkg -L pinkeeper >"$logs/dpkg-L.txt" 2>&1
+missing=$(in_root "$root" sh -c 'dpkg -L pinkeeper | while read -r p; do [ -e "$p" ] || echo "$p"; done')
+expected=(/usr/bin/pinkeeper /usr/lib/sysusers.d/pinkeeper.conf /etc/pinkeeper/pinkeeper.toml
+    /usr/share/man/man8/pinkeeper.8.gz /usr/share/man/man5/pinkeeper.toml.5.gz
+    /usr/share/bash-completion/completions/pinkeeper /usr/share/zsh/vendor-completions/_pinkeeper
+    /usr/share/fish/vendor_completions.d/pinkeeper.fish)
+absent=()
+for f in "${expected[@]}"; do grep -qxF "$f" "$logs/dpkg-L.txt" || absent+=("$f"); done
+unit_path=$(grep -E '^(/usr)?/lib/systemd/system/pinkeeper\.service$' "$logs/dpkg-L.txt" | head -n 1)
+[[ -n $unit_path ]] || absent+=("/lib/systemd/system/pinkeeper.service")
+if [[ -n $missing ]]; then
+    check_fail files "listed by dpkg -L but not on disk: $(echo "$missing" | tr '\n' ' ')"
+elif ((${#absent[@]})); then
+    check_fail files "not in the package: ${absent[*]}"
+else
+    check_pass files "all $(wc -l <"$logs/dpkg-L.txt") paths of dpkg -L exist, among them $unit_path, ${expected[*]}"
+fi
+
+conffiles=$(in_root "$root" dpkg-query -W -f='${Conffiles}' pinkeeper | awk 'NF {print $1}' | paste -sd' ')
+if [[ " $conffiles " == *" /etc/pinkeeper/pinkeeper.toml "* ]]; then
+    check_pass conffiles "$conffiles"
+else
+    check_fail conffiles "/etc/pinkeeper/pinkeeper.toml is not a conffile (conffiles: ${conffiles:-none})"
+fi
+
+if enabled=$(in_root "$root" systemctl is-enabled pinkeeper 2>&1) && [[ $enabled == enabled ]]; then
+    check_pass enabled "systemctl is-enabled pinkeeper: $enabled"
+else
+    check_fail enabled "systemctl is-enabled pinkeeper: $enabled"
+fi
+
+# Every program the unit runs must exist: the package's Depends must bring what is not essential.
+progs=$(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' "$root$unit_path" | sort -u)
+lacking=''
+for p in $progs; do
+    in_root "$root" test -x "$p" || lacking+="$p ($(grep -m1 -E "^Exec[A-Za-z]*=[-@:+!]*$p( |$)" "$root$unit_path")) "
+done
+if [[ -z $progs ]]; then
+    check_fail unit-programs "no Exec*= lines in $unit_path"
+elif [[ -n $lacking ]]; then
+    hint=''
+    [[ $lacking == */bin/kill* ]] && hint="; on Debian 12 /bin/kill is in procps, which is not in a minimal system: the package must depend on it"
+    check_fail unit-programs "missing in the installed system: $lacking$hint"
+else
+    check_pass unit-programs "all exist: ${progs//$'\n'/ }"
+fi
+
+version=$(dpkg-deb -f "$deb" Version)
+if out=$(in_root "$root" pinkeeper --version 2>&1) && [[ $out == *"${version%-*}"* ]]; then
+    check_pass version "pinkeeper --version: $out"
+else
+    check_fail version "pinkeeper --version: '$out'; expected it to contain ${version%-*}"
+fi
+
+if in_root "$root" pinkeeper check-config >"$logs/check-config.txt" 2>&1; then
+    check_pass check-config "on the shipped /etc/pinkeeper/pinkeeper.toml: $(one_line "$logs/check-config.txt")"
+else
+    check_fail check-config "exit $? on the shipped /etc/pinkeeper/pinkeeper.toml: $(one_line "$logs/check-config.txt")"
+fi
+
+# ------------------------------------------------------------------ 3. boot
+step "fixture pinning service on the host's loopback"
+fixture_start "$work/fixture" "$logs/pinserver.log" || die "the fixture service did not start; log: $logs/pinserver.log"
+fp1=$(fixture_fingerprint) fp2=$(fixture_fingerprint)
+fixture_route app/init challenge "$delay" "$fp1" "$fp2"
+echo "https://localhost:$FIXTURE_PORT (PID $FIXTURE_PID); store $store answers after $delay s"
+
+step "boot the root with systemd-nspawn"
+nspawn_boot "$root" "$work" || die "the container did not boot; console: $work/console.log"
+echo "systemd-nspawn PID $NSPAWN_PID, container PID 1 = host PID $NSPAWN_PID1"
+if state=$(nspawn_wait_running 90); then
+    check_pass boot "systemctl is-system-running: $state"
+    [[ $state == degraded ]] && check_info "failed units: $(in_container systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')"
+else
+    check_fail boot "the container's systemd did not finish booting"
+    die "cannot go on without a booted container; console: $work/console.log"
+fi
+cp "$work/console.log" "$logs/console.log" 2>/dev/null
+
+# Enabled by the package, so already started at boot, with the sample configuration (no store).
+at_boot="$(show ActiveState)/$(show SubState)"
+if [[ $at_boot == active/running ]]; then
+    check_pass started-at-boot "active (running) after boot; StatusText=$(show StatusText)"
+else
+    check_fail started-at-boot "after boot: $at_boot, Result=$(show Result)"
+    in_container journalctl -u pinkeeper --no-pager -o cat -n 10 2>/dev/null | sed 's/^/      | /'
+fi
+
+# ------------------------------------------------------------------ 4. a store, restart
+step "a stores.d drop-in for the fixture service, systemctl restart pinkeeper"
+install -m 0644 "$FIXTURE_CA/ca.pem" "$root/etc/pinkeeper/test-ca.pem"
+fixture_store_toml "$store" "app/init?appName=$store" challenge /etc/pinkeeper/test-ca.pem \
+    >"$root/etc/pinkeeper/stores.d/$store.toml"
+t0=$(date +%s%N)
+in_container systemctl restart pinkeeper >"$logs/restart.log" 2>&1
+rc=$?
+took=$((($(date +%s%N) - t0) / 1000000))
+cache_at_return=no
+[[ -f $root/var/cache/pinkeeper/$store.json ]] && cache_at_return=yes
+active="$(show ActiveState)/$(show SubState)"
+ready_after=$((($(show ActiveEnterTimestampMonotonic) - $(show ExecMainStartTimestampMonotonic)) / 1000))
+status_text=$(show StatusText)
+if ((rc != 0)); then
+    check_fail restart "systemctl restart exited $rc: $(one_line "$logs/restart.log")"
+    in_container journalctl -u pinkeeper --no-pager -o cat -n 10 2>/dev/null | sed 's/^/      | /'
+elif [[ $active != active/running ]]; then
+    check_fail restart "after restart: $active"
+elif ((ready_after < delay * 1000 - 100)) || [[ $cache_at_return != yes ]]; then
+    check_fail restart "READY too early: active ${ready_after} ms after exec (the first fetch takes ${delay} s), cache at return: $cache_at_return"
+elif [[ ! $status_text =~ ^1\ store:\ 1\ fresh ]]; then
+    check_fail restart "StatusText='$status_text', expected '1 store: 1 fresh; …'"
+else
+    check_pass restart "returned in $took ms, active (running); READY ${ready_after} ms after exec, after the first fetch; StatusText=$status_text"
+fi
+
+cache=/var/cache/pinkeeper/$store.json
+if ! pins=$(cache_has_pins "$root$cache" "$fp1" "$fp2" 2>&1); then
+    check_fail publish "$cache: ${pins:-missing}"
+elif ! owner=$(in_container stat -c '%U:%G %a' "$cache") || [[ $owner != "pinkeeper:pinkeeper 644" ]]; then
+    check_fail publish "$cache is '$owner', expected pinkeeper:pinkeeper 644"
+elif ! in_container setpriv --reuid=nobody --regid=nogroup --clear-groups cat "$cache" >/dev/null 2>&1; then
+    check_fail publish "user nobody cannot read $cache"
+else
+    check_pass publish "$cache: $pins; $owner, readable by nobody"
+fi
+
+fixture_route app/init challenge 0 "$fp1" "$fp2"
+pid_before=$(show MainPID)
+if in_container systemctl reload pinkeeper >"$logs/reload.log" 2>&1 &&
+    [[ $(show ActiveState) == active && $(show MainPID) == "$pid_before" ]]; then
+    check_pass reload "systemctl reload completed; still active as PID $pid_before"
+else
+    check_fail reload "systemctl reload: $(one_line "$logs/reload.log"); now $(show ActiveState), MainPID $(show MainPID)"
+    in_container journalctl -u pinkeeper --no-pager -o cat -n 4 2>/dev/null | sed 's/^/      | /'
+fi
+
+in_container journalctl -u pinkeeper "PINKEEPER_STORE=$store" PINKEEPER_RESULT=ok -o json --no-pager >"$logs/journal-$store.json" 2>&1
+n=$(grep -c '"SYSLOG_IDENTIFIER":"pinkeeper"' "$logs/journal-$store.json")
+if ((n >= 1)); then
+    check_pass journal "journalctl -u pinkeeper PINKEEPER_STORE=$store PINKEEPER_RESULT=ok: $n entries"
+else
+    check_fail journal "journalctl -u pinkeeper PINKEEPER_STORE=$store PINKEEPER_RESULT=ok: no entries"
+fi
+
+# ------------------------------------------------------------------ 5. purge
+step "apt-get purge pinkeeper (booted)"
+cache_sum=$(sha256sum <"$root$cache" 2>/dev/null | cut -d' ' -f1)
+in_container apt-get purge -y pinkeeper >"$logs/purge.log" 2>&1
+rc=$?
+sed -n '/^Removing\|^Purging\|[Ww]arning\|[Ee]rror/p' "$logs/purge.log" | sed 's/^/      | /'
+if ((rc != 0)); then
+    check_fail purge "apt-get purge exited $rc: $(tail -n 3 "$logs/purge.log" | tr '\n' ' ')"
+else
+    if status=$(in_container dpkg-query -W -f='${db:Status-Abbrev}' pinkeeper 2>/dev/null); then
+        status="dpkg status now '${status% }'"
+    else
+        status="dpkg no longer knows the package"
+    fi
+    check_pass purge "apt-get purge exited 0; $status"
+fi
+
+left=''
+while read -r p; do  # the package's own files (directories may be shared)
+    [[ -n $p ]] || continue
+    in_container test -d "$p" && continue
+    in_container test -e "$p" && left+="$p "
+done <"$logs/dpkg-L.txt"
+for p in /etc/pinkeeper /var/lib/pinkeeper /etc/systemd/system/multi-user.target.wants/pinkeeper.service; do
+    in_container test -e "$p" && left+="$p "
+done
+unit_state="$(show LoadState) $(show ActiveState)"
+if [[ -n $left ]]; then
+    check_fail purge-removes "still there after purge: $left"
+elif [[ $unit_state != "not-found inactive" ]]; then
+    check_fail purge-removes "pinkeeper.service after purge: LoadState/ActiveState $unit_state, expected not-found inactive"
+else
+    check_pass purge-removes "every packaged file, /etc/pinkeeper (with the added drop-in and CA), /var/lib/pinkeeper and the enablement link are gone; the service is stopped and $unit_state"
+fi
+
+if [[ -n $cache_sum && $(sha256sum <"$root$cache" 2>/dev/null | cut -d' ' -f1) == "$cache_sum" ]]; then
+    check_pass purge-keeps-cache "$cache kept, byte for byte"
+else
+    check_fail purge-keeps-cache "$cache is gone or changed after purge"
+fi
+check_info "after purge, user: $(in_container getent passwd pinkeeper || echo 'removed')"
+
+# ------------------------------------------------------------------ done
+step "power off"
+cleanup
+printf '\npackage-test: %d passed, %d failed\n' "$CHECKS_PASSED" "$CHECKS_FAILED"
+((CHECKS_FAILED == 0))

@@ -21,6 +21,9 @@ let package = Package(
             name: "CLibcrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
         .systemLibrary(
+            name: "CLibssl", pkgConfig: "libssl",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
             name: "CSystemd", pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]),
         .target(name: "PinKeeper", dependencies: ["CLibcrypto"]),
@@ -34,7 +37,7 @@ let package = Package(
         .executableTarget(
             name: "pinkeeper",
             dependencies: [
-                "PinKeeperDaemon",
+                "PinKeeperDaemon", "CLibssl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .testTarget(name: "PinKeeperTests", dependencies: ["PinKeeper"]),

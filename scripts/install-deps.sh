@@ -3,7 +3,7 @@
 # Idempotent: installs only what is missing. Needs root (or sudo) when something is missing.
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libssl-dev libsystemd-dev pkg-config openssl python3 systemd "$@")
+packages=(libcurl4-openssl-dev libssl-dev libsystemd-dev pkg-config openssl python3 systemd jq "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -17,8 +17,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The test fixtures sign lists with Python's `cryptography`, an independent ECDSA implementation.
-if ! python3 -c 'import cryptography' 2>/dev/null; then
-  echo "installing the Python cryptography package"
-  python3 -m pip install --quiet cryptography || as_root apt-get install -y -qq python3-cryptography >/dev/null
-fi
+# The test fixtures sign lists with Python's `cryptography` (an independent ECDSA implementation);
+# the cache schema is checked with `jsonschema`. pip first: python3 may not be Debian's.
+for module in cryptography jsonschema; do
+  if ! python3 -c "import $module" 2>/dev/null; then
+    echo "installing the Python $module package"
+    python3 -m pip install --quiet "$module" || as_root apt-get install -y -qq "python3-$module" >/dev/null
+  fi
+done

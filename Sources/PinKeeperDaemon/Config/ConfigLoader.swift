@@ -34,7 +34,7 @@ public enum ConfigLoader {
                                           fallback: "/var/cache/pinkeeper", file: path),
             stateDirectory: try directory(main, "state_directory", env: environment["STATE_DIRECTORY"],
                                           fallback: "/var/lib/pinkeeper", file: path),
-            metricsFile: try optionalString(main, "metrics_file", file: path),
+            metricsFile: try absolutePath(main, "metrics_file", file: path),
             stores: stores.values.sorted { $0.id < $1.id },
             sources: sources)
     }
@@ -110,12 +110,15 @@ public enum ConfigLoader {
         return text
     }
 
+    private static func absolutePath(_ table: TOMLTable, _ key: String, file: String) throws(ConfigError) -> String? {
+        guard let path = try optionalString(table, key, file: file) else { return nil }
+        guard path.hasPrefix("/") else { throw ConfigError(file: file, key: key, "must be an absolute path") }
+        return path
+    }
+
     private static func directory(_ table: TOMLTable, _ key: String, env: String?, fallback: String,
                                   file: String) throws(ConfigError) -> String {
-        if let path = try optionalString(table, key, file: file) {
-            guard path.hasPrefix("/") else { throw ConfigError(file: file, key: key, "must be an absolute path") }
-            return path
-        }
+        if let path = try absolutePath(table, key, file: file) { return path }
         // systemd passes a colon-separated list when several directories are configured; the first is ours.
         if let env, let first = env.split(separator: ":").first, first.hasPrefix("/") { return String(first) }
         return fallback

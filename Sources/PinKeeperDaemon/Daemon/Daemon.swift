@@ -151,6 +151,7 @@ private struct Loop {
         let entries = config.stores.compactMap { status[$0.id] }
         let next = due.values.min().map { max(0, $0 - now) }
         daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next))
+        MetricsFile.update(configuration: config, now: now, logger: logger)
     }
 
     // MARK: Disk

@@ -1,0 +1,313 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// Answers "may I trust this TLS peer?" for a long-running process, from one store's published
+/// cache file (`<cache_directory>/<store>.json`) plus the store's fallback pins, with Wultra's
+/// semantics (PROTOCOL.md §5).
+///
+/// Every question first `stat`s the cache file; the file is read and parsed again only when its
+/// device, inode, size or modification time changed (the daemon replaces it atomically, so a
+/// new version always has a new inode). An unchanged file costs one `stat` and no parsing.
+///
+/// Safe to share between threads: the parsed pins sit behind a `Mutex`, and each question
+/// works on its own copy-on-write snapshot.
+///
+/// ```swift
+/// let pins = try CacheReader(store: "banking", expectedCommonNames: ["api.example.com"])
+/// switch pins.verdict(commonName: "api.example.com", certificateDER: leafDER) {
+/// case .trusted: proceed()
+/// case .untrusted, .empty: rejectHandshake()   // `empty`: the store needs an update
+/// }
+/// ```
+public final class CacheReader: Sendable {
+    /// Where the daemon publishes when the configuration does not say otherwise.
+    public static let defaultCacheDirectory = "/var/cache/pinkeeper"
+
+    /// The cache file this reader follows.
+    public let path: String
+    /// When set, the file's `pinkeeper.store` must name this store.
+    public let store: String?
+    /// The store's `expected_common_names`: any other name is untrusted.
+    public let expectedCommonNames: [String]?
+    /// Pins from the store's `fallback_file`, used after the cached ones; never reloaded.
+    public let fallbackPins: [Pin]
+
+    private let loaded: Mutex<Loaded>
+
+    /// Opens a cache file. A missing file is not an error (the daemon may not have published
+    /// yet: every answer is then `empty` unless fallback pins exist); an unreadable or invalid
+    /// one is.
+    public init(path: String, store: String? = nil, fallbackPins: [Pin] = [],
+                expectedCommonNames: [String]? = nil) throws(CacheReaderError) {
+        self.path = path
+        self.store = store
+        self.expectedCommonNames = expectedCommonNames
+        self.fallbackPins = fallbackPins
+        let first = Loaded.initial(fallback: fallbackPins).refreshed(identity: FileIdentity.of(path), path: path,
+                                                                     store: store, fallback: fallbackPins)
+        if let problem = first.problem { throw problem }
+        self.loaded = Mutex(first)
+    }
+
+    /// Opens `<cacheDirectory>/<store>.json`, with the pins of the store's `fallback_file`.
+    public convenience init(store: String, cacheDirectory: String = CacheReader.defaultCacheDirectory,
+                            fallbackFile: String? = nil, expectedCommonNames: [String]? = nil) throws(CacheReaderError) {
+        let fallback = try fallbackFile.map { (file) throws(CacheReaderError) in try Self.readFallback(path: file) } ?? []
+        try self.init(path: "\(cacheDirectory)/\(store).json", store: store, fallbackPins: fallback,
+                      expectedCommonNames: expectedCommonNames)
+    }
+
+    // MARK: Questions
+
+    /// Checks one certificate fingerprint (raw SHA-256 of its DER) presented at `depth`
+    /// (0 = leaf, 1 = first intermediate, …).
+    public func verdict(commonName: String, fingerprint: [UInt8], depth: Int = 0,
+                        now: Int64 = CacheReader.now()) -> Verdict {
+        current().validator(for: commonName, expected: expectedCommonNames)
+            .validate(commonName: commonName, fingerprint: fingerprint, depth: depth, now: now)
+    }
+
+    /// Checks a leaf certificate given as DER bytes.
+    public func verdict(commonName: String, certificateDER: [UInt8], now: Int64 = CacheReader.now()) -> Verdict {
+        verdict(commonName: commonName, fingerprint: SHA256.digest(certificateDER), depth: 0, now: now)
+    }
+
+    /// Checks a presented chain of DER certificates, leaf first: each pin is compared with the
+    /// certificate at its depth; pins deeper than the chain are skipped.
+    public func verdict(commonName: String, chain: [[UInt8]], now: Int64 = CacheReader.now()) -> Verdict {
+        current().validator(for: commonName, expected: expectedCommonNames)
+            .validate(commonName: commonName, chain: chain, now: now)
+    }
+
+    /// Checks a parsed chain, leaf first, for `commonName`.
+    public func verdict(commonName: String, chain: [Certificate], now: Int64 = CacheReader.now()) -> Verdict {
+        verdict(commonName: commonName, chain: chain.map(\.der), now: now)
+    }
+
+    /// Checks a parsed chain for the leaf's own (most specific) common name, as Android does.
+    /// A chain without a leaf CN is untrusted.
+    public func verdict(chain: [Certificate], now: Int64 = CacheReader.now()) -> Verdict {
+        guard let name = chain.first?.commonName else { return .untrusted }
+        return verdict(commonName: name, chain: chain, now: now)
+    }
+
+    // MARK: Inspection
+
+    /// What the reader currently answers from.
+    public struct Snapshot: Sendable {
+        /// The published file, nil while none exists.
+        public let cache: CacheFile?
+        public let fallbackPins: [Pin]
+        /// Why the newest version of the file could not be used; the last good one is kept.
+        public let problem: CacheReaderError?
+
+        /// Cached then fallback pins that are not expired at `now`.
+        public func validPins(now: Int64) -> [Pin] {
+            ((cache?.list.pins ?? []) + fallbackPins).filter { !$0.isExpired(at: now) }
+        }
+    }
+
+    /// Looks at the file (reloading it if it changed) and returns what answers are based on.
+    public func snapshot() -> Snapshot {
+        let state = current()
+        return Snapshot(cache: state.cache, fallbackPins: fallbackPins, problem: state.problem)
+    }
+
+    /// Looks at the file now and throws if its current version cannot be used.
+    public func refresh() throws(CacheReaderError) {
+        if let problem = current().problem { throw problem }
+    }
+
+    public static func now() -> Int64 { Int64(time(nil)) }
+
+    // MARK: Files
+
+    /// Reads and checks a cache file; nil when it does not exist. `store`, when given, must
+    /// match the file's `pinkeeper.store`.
+    public static func read(cacheFile path: String, store: String? = nil) throws(CacheReaderError) -> CacheFile? {
+        guard let (data, _) = try readFile(path) else { return nil }
+        return try parse(data, path: path, store: store)
+    }
+
+    /// Reads a Wultra fallback list (`{"fingerprints": [...]}`); its `domainsConfig` is ignored,
+    /// as the mobile clients ignore it in fallback data.
+    public static func readFallback(path: String) throws(CacheReaderError) -> [Pin] {
+        guard let (data, _) = try readFile(path) else {
+            throw CacheReaderError(.unreadable, path, "does not exist")
+        }
+        do {
+            return try PinList(json: data).pins
+        } catch {
+            throw CacheReaderError(.invalid, path, "is not a Wultra fingerprint list: \(error.reason)")
+        }
+    }
+
+    fileprivate static func parse(_ data: Data, path: String, store: String?) throws(CacheReaderError) -> CacheFile {
+        let cache: CacheFile
+        do {
+            cache = try CacheFile(json: data)
+        } catch {
+            throw CacheReaderError(.invalid, path, "is not a pinkeeper cache file: \(error.reason)")
+        }
+        if let store, cache.metadata.store != store {
+            throw CacheReaderError(.invalid, path, "belongs to store '\(cache.metadata.store)', not '\(store)'")
+        }
+        return cache
+    }
+
+    /// The whole file and the identity of what was read (from the open descriptor, so a
+    /// replacement racing with the read is noticed at the next question). nil when missing.
+    fileprivate static func readFile(_ path: String) throws(CacheReaderError) -> (Data, FileIdentity)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw CacheReaderError(.unreadable, path, "cannot be opened: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw CacheReaderError(.unreadable, path, "cannot be examined: \(String(cString: strerror(errno)))")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw CacheReaderError(.unreadable, path, "is not a regular file") }
+        guard info.st_size <= maximumFileSize else {
+            throw CacheReaderError(.invalid, path, "is larger than \(maximumFileSize) bytes")
+        }
+        var data = Data()
+        data.reserveCapacity(Int(info.st_size))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else {
+                throw CacheReaderError(.unreadable, path, "cannot be read: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            data.append(contentsOf: buffer[0..<n])
+            guard data.count <= maximumFileSize else {
+                throw CacheReaderError(.invalid, path, "is larger than \(maximumFileSize) bytes")
+            }
+        }
+        return (data, FileIdentity(info))
+    }
+
+    /// A cache file is a few hundred bytes per pin; anything this large is not one.
+    static let maximumFileSize = 64 << 20
+
+    // MARK: State
+
+    private func current() -> Loaded {
+        let identity = FileIdentity.of(path)
+        return loaded.withLock { state in
+            if state.identity != identity {
+                state = state.refreshed(identity: identity, path: path, store: store, fallback: fallbackPins)
+            }
+            return state
+        }
+    }
+}
+
+/// What `stat` says about the file: enough to notice an atomic replacement or an edit.
+struct FileIdentity: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modifiedSeconds: Int
+    var modifiedNanoseconds: Int
+
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modifiedSeconds = info.st_mtim.tv_sec
+        modifiedNanoseconds = info.st_mtim.tv_nsec
+    }
+
+    enum Observed: Equatable, Sendable {
+        case missing
+        case file(FileIdentity)
+        case failed(errno: Int32)
+    }
+
+    static func of(_ path: String) -> Observed {
+        var info = stat()
+        if stat(path, &info) == 0 { return .file(FileIdentity(info)) }
+        return errno == ENOENT ? .missing : .failed(errno: errno)
+    }
+}
+
+/// The reader's parsed state: the file version it came from and its pins indexed by name.
+private struct Loaded: Sendable {
+    /// nil before the first look.
+    var identity: FileIdentity.Observed?
+    var cache: CacheFile?
+    /// Cached pins then fallback pins, per common name, in that order.
+    var byName: [String: [Pin]]
+    var problem: CacheReaderError?
+
+    static func initial(fallback: [Pin]) -> Loaded {
+        Loaded(identity: nil, cache: nil, byName: index(cache: nil, fallback: fallback), problem: nil)
+    }
+
+    /// The state after looking at the file again. A missing file means no cached pins; a file
+    /// that cannot be used leaves the last good pins in place and records why.
+    func refreshed(identity: FileIdentity.Observed, path: String, store: String?, fallback: [Pin]) -> Loaded {
+        switch identity {
+        case .missing:
+            return Loaded(identity: .missing, cache: nil, byName: Self.index(cache: nil, fallback: fallback), problem: nil)
+        case .failed(let code):
+            var next = self
+            next.identity = identity
+            next.problem = CacheReaderError(.unreadable, path, "cannot be examined: \(String(cString: strerror(code)))")
+            return next
+        case .file:
+            do {
+                guard let (data, actual) = try CacheReader.readFile(path) else {
+                    return Loaded(identity: .missing, cache: nil, byName: Self.index(cache: nil, fallback: fallback), problem: nil)
+                }
+                let cache = try CacheReader.parse(data, path: path, store: store)
+                return Loaded(identity: .file(actual), cache: cache, byName: Self.index(cache: cache, fallback: fallback),
+                              problem: nil)
+            } catch {
+                var next = self
+                next.identity = identity
+                next.problem = error
+                return next
+            }
+        }
+    }
+
+    private static func index(cache: CacheFile?, fallback: [Pin]) -> [String: [Pin]] {
+        var byName: [String: [Pin]] = [:]
+        for pin in (cache?.list.pins ?? []) + fallback { byName[pin.name, default: []].append(pin) }
+        return byName
+    }
+
+    /// Only the pins for `commonName` take part: `PinValidator` answers `empty` both for an empty
+    /// store and for one without a live pin for the name, so the smaller list gives the same answer.
+    func validator(for commonName: String, expected: [String]?) -> PinValidator {
+        PinValidator(pins: byName[commonName] ?? [], expectedCommonNames: expected,
+                     domainsConfig: cache?.list.domainsConfig)
+    }
+}
+
+/// Why a cache or fallback file could not be used: `unreadable` (I/O, permissions) or
+/// `invalid` (its content), with the path and the reason in one line.
+public struct CacheReaderError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case unreadable
+        case invalid
+    }
+
+    public var kind: Kind
+    public var path: String
+    public var reason: String
+
+    public init(_ kind: Kind, _ path: String, _ reason: String) {
+        self.kind = kind
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path) \(reason)" }
+}

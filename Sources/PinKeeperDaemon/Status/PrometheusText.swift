@@ -1,0 +1,64 @@
+/// The Prometheus text exposition format (version 0.0.4) of a status report: what
+/// `pinkeeper status --format prometheus` prints and the daemon writes to `metrics_file` for
+/// node_exporter's textfile collector. Every family has HELP and TYPE lines and all of its
+/// samples together; unknown timestamps are 0 so that "older than" alerts fire on them.
+extension StatusReport {
+    public func prometheus() -> String {
+        var out = ""
+        func family(_ name: String, _ help: String, _ samples: [(labels: [(String, String)], value: Int64)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+            for sample in samples {
+                let labels = sample.labels.map { "\($0.0)=\"\(Self.escapeLabel($0.1))\"" }.joined(separator: ",")
+                out += "\(name){\(labels)} \(sample.value)\n"
+            }
+        }
+        func perStore(_ value: (StoreStatus) -> Int64) -> [(labels: [(String, String)], value: Int64)] {
+            stores.map { ([("store", $0.store)], value($0)) }
+        }
+
+        family("pinkeeper_store_health",
+               "Health of the store: 1 for its current state (fresh, stale, failing, empty), 0 for the others.",
+               stores.flatMap { store in
+                   [StoreHealth.fresh, .stale, .failing, .empty].map { health in
+                       ([("store", store.store), ("health", health.rawValue)], store.health == health ? 1 : 0)
+                   }
+               })
+        family("pinkeeper_store_pins", "Unexpired pins in the published cache file.", perStore { Int64($0.pins) })
+        family("pinkeeper_store_fallback_pins", "Unexpired pins from the store's fallback_file.",
+               perStore { Int64($0.fallbackPins) })
+        family("pinkeeper_store_earliest_expiry_timestamp_seconds",
+               "When the first common name loses its last valid pin, in Unix seconds (0: no valid pin).",
+               perStore { $0.earliestExpiry ?? 0 })
+        family("pinkeeper_store_last_success_timestamp_seconds",
+               "Last successful, verified update, in Unix seconds (0: never).", perStore { $0.lastSuccess ?? 0 })
+        family("pinkeeper_store_last_attempt_timestamp_seconds",
+               "Last update attempt, in Unix seconds (0: never).", perStore { $0.lastAttempt ?? 0 })
+        family("pinkeeper_store_last_attempt_result",
+               "Result of the last update attempt: 1 for its result, 0 for the others (all 0: no attempt yet).",
+               stores.flatMap { store in
+                   UpdateResult.allCases.map { result in
+                       ([("store", store.store), ("result", result.rawValue)], store.lastResult == result ? 1 : 0)
+                   }
+               })
+        family("pinkeeper_store_next_update_timestamp_seconds",
+               "When the daemon fetches the store next (regular update or retry), in Unix seconds.",
+               perStore { $0.nextUpdate })
+        family("pinkeeper_store_consecutive_failures", "Failed update attempts since the last success.",
+               perStore { Int64($0.consecutiveFailures) })
+        return out
+    }
+
+    /// Label values escape backslash, double quote and line feed.
+    static func escapeLabel(_ value: String) -> String {
+        var out = ""
+        for character in value {
+            switch character {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import PinKeeper
+
+/// How one store stands, read from disk alone (cache file, fallback file, state file), so that
+/// `pinkeeper status` and the metrics file need no running daemon.
+public struct StoreStatus: Sendable, Equatable {
+    public var store: String
+    public var health: StoreHealth
+    /// Unexpired pins in the published cache file.
+    public var pins: Int
+    /// Unexpired pins from the store's `fallback_file`.
+    public var fallbackPins: Int
+    /// When the first common name loses its last valid pin (each name counts with its
+    /// latest-expiring pin); nil without valid pins.
+    public var earliestExpiry: Int64?
+    public var earliestExpiryName: String?
+    /// The cache file's `pinkeeper.updated`.
+    public var updated: Int64?
+    public var lastSuccess: Int64?
+    public var lastAttempt: Int64?
+    public var lastResult: UpdateResult?
+    public var lastReason: String?
+    public var consecutiveFailures: Int
+    /// When the daemon fetches next (its regular update or a retry); now when it is due.
+    public var nextUpdate: Int64
+    public var cacheFile: String
+    /// Files that could not be used (corrupt cache, unreadable fallback), one sentence each.
+    public var problems: [String]
+}
+
+/// Every selected store's status at one moment, and what `pinkeeper status` exits with.
+public struct StatusReport: Sendable, Equatable {
+    public var generated: Int64
+    public var stores: [StoreStatus]
+
+    public init(generated: Int64, stores: [StoreStatus]) {
+        self.generated = generated
+        self.stores = stores
+    }
+
+    /// Reads the cache and state directories for the stores in `storeIDs` (all when empty),
+    /// in configuration order. Never writes, never moves a corrupt file aside.
+    public static func collect(configuration: Configuration, storeIDs: [String] = [], now: Int64) -> StatusReport {
+        let selected = storeIDs.isEmpty ? configuration.stores : configuration.stores.filter { storeIDs.contains($0.id) }
+        let state = StateDirectory(path: configuration.stateDirectory)
+        return StatusReport(generated: now, stores: selected.map { status(of: $0, cacheDirectory: configuration.cacheDirectory,
+                                                                         state: state, now: now) })
+    }
+
+    static func status(of store: StoreConfig, cacheDirectory: String, state directory: StateDirectory, now: Int64) -> StoreStatus {
+        let path = CacheDirectory(path: cacheDirectory).filePath(for: store.id)
+        var problems: [String] = []
+        var cache: CacheFile?
+        do {
+            cache = try CacheReader.read(cacheFile: path, store: store.id)
+        } catch {
+            problems.append("cache file \(error)")
+        }
+        var fallback: [Pin] = []
+        if let file = store.fallbackFile {
+            do {
+                fallback = try CacheReader.readFallback(path: file)
+            } catch {
+                problems.append("fallback file \(error)")
+            }
+        }
+        let state = directory.load(store: store.id)
+        let cached = cache?.list.pins.filter { !$0.isExpired(at: now) } ?? []
+        let fallbackValid = fallback.filter { !$0.isExpired(at: now) }
+        let lastSuccess = state.lastSuccess ?? cache?.metadata.updated
+        let health = StoreHealth.of(validPins: cached.count + fallbackValid.count, lastResult: state.lastResult,
+                                    lastSuccess: lastSuccess, now: now,
+                                    periodicUpdateInterval: store.policy.periodicUpdateInterval)
+        let soonest = ExpiringPins.soonest(cached + fallbackValid, now: now)
+        return StoreStatus(
+            store: store.id, health: health, pins: cached.count, fallbackPins: fallbackValid.count,
+            earliestExpiry: soonest?.expires, earliestExpiryName: soonest?.name, updated: cache?.metadata.updated,
+            lastSuccess: lastSuccess, lastAttempt: state.lastAttempt, lastResult: state.lastResult,
+            lastReason: state.lastReason, consecutiveFailures: state.consecutiveFailures,
+            nextUpdate: DueTime.of(cache: cache, state: state, policy: store.policy, now: now),
+            cacheFile: path, problems: problems)
+    }
+
+    /// PRODUCT.md §2: 0 all fresh; 1 some failing or stale but every store has valid pins;
+    /// 2 any store empty.
+    public var exitCode: Int32 {
+        if stores.contains(where: { $0.health == .empty }) { return 2 }
+        if stores.contains(where: { $0.health != .fresh }) { return 1 }
+        return 0
+    }
+}

@@ -1,0 +1,212 @@
+import ArgumentParser
+import Foundation
+import PinKeeper
+import PinKeeperDaemon
+
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Answer trusted, untrusted or empty for a certificate of a common name, from the published cache.",
+        discussion: """
+            Wultra semantics (PROTOCOL.md §5) against the store's cache file plus its fallback pins: \
+            the name is matched exactly; expired pins never count; with a chain, each pin is \
+            compared with the certificate at its depth. --connect first verifies the chain and the \
+            host name with OpenSSL (default trust, which honours SSL_CERT_FILE, plus the store's \
+            ca_file) and prints every presented certificate with its SHA-256 fingerprint.
+
+            Exit status: 0 trusted; 1 untrusted (or TLS verification failed); 2 empty (no valid pin \
+            for the name: reject, and update the store); 64 usage error or unknown store; 65 bad \
+            data (certificate or cache file content); 66 certificate file missing or unreadable; \
+            68 host not found; 69 cannot connect or handshake failed; 70 internal OpenSSL failure; \
+            74 cache file unreadable; 78 invalid configuration (including an unusable ca_file).
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "The store whose pins decide.")
+    var store: String
+
+    @Option(help: "The certificate common name the pins are listed under (exact, case-sensitive).")
+    var name: String
+
+    @Option(help: "Base64 (or hex) SHA-256 of the DER certificate.")
+    var fingerprint: String?
+
+    @Option(help: "With --fingerprint: the certificate's position in its chain (0 = leaf).")
+    var depth: Int?
+
+    @Option(help: ArgumentHelp("A PEM or DER certificate file; a chain is allowed, leaf first.", valueName: "file"))
+    var certificate: String?
+
+    @Option(help: ArgumentHelp("Do a TLS handshake with HOST (port 443 unless given) using --name as SNI.",
+                               valueName: "host[:port]"))
+    var connect: String?
+
+    @Option(help: "With --connect: seconds allowed for connecting and the handshake.")
+    var timeout: Int = 10
+
+    func validate() throws {
+        let inputs = [fingerprint != nil, certificate != nil, connect != nil].filter { $0 }.count
+        guard inputs == 1 else { throw ValidationError("give exactly one of --fingerprint, --certificate or --connect") }
+        if let depth {
+            guard fingerprint != nil else { throw ValidationError("--depth goes with --fingerprint (a chain's depths are its positions)") }
+            guard depth >= 0 else { throw ValidationError("--depth must be 0 (leaf) or more") }
+        }
+        if let fingerprint, Self.digest(fingerprint) == nil {
+            throw ValidationError("--fingerprint must be the base64 (or hex) of a 32-byte SHA-256 digest, not '\(fingerprint)'")
+        }
+        if let connect, Self.endpoint(connect) == nil {
+            throw ValidationError("--connect must be HOST, HOST:PORT or [IPv6]:PORT, not '\(connect)'")
+        }
+        guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second") }
+    }
+
+    func run() throws {
+        let configuration = try global.loadConfiguration()
+        guard let storeConfig = configuration.store(store) else {
+            fail(64, "no store '\(store)' in \(global.configPath)")
+        }
+        let reader: CacheReader
+        do {
+            reader = try CacheReader(store: store, cacheDirectory: configuration.cacheDirectory,
+                                     fallbackFile: storeConfig.fallbackFile,
+                                     expectedCommonNames: storeConfig.expectedCommonNames)
+        } catch {
+            fail(error.kind == .invalid ? 65 : 74, "store '\(store)': \(error)")
+        }
+
+        let verdict: Verdict
+        if let fingerprint, let digest = Self.digest(fingerprint) {
+            verdict = reader.verdict(commonName: name, fingerprint: digest, depth: depth ?? 0)
+        } else if let certificate {
+            let chain = readChain(certificate)
+            printChain(chain)
+            verdict = reader.verdict(commonName: name, chain: chain)
+        } else if let connect, let (host, port) = Self.endpoint(connect) {
+            verdict = connectAndCheck(host: host, port: port, caFile: storeConfig.caFile, reader: reader)
+        } else {
+            fail(64, "give exactly one of --fingerprint, --certificate or --connect")
+        }
+        report(verdict, reader: reader)
+    }
+
+    // MARK: Inputs
+
+    private func readChain(_ path: String) -> [Certificate] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read (check its permissions)" : "does not exist"
+            fail(66, "certificate file \(path) \(reason)")
+        }
+        do {
+            return try Certificate.chain(from: Array(data))
+        } catch {
+            fail(65, "certificate file \(path): \(error)")
+        }
+    }
+
+    private func connectAndCheck(host: String, port: UInt16, caFile: String?, reader: CacheReader) -> Verdict {
+        let handshake: TLSHandshake
+        do {
+            handshake = try TLSConnect.handshake(host: host, port: port, serverName: name, caFile: caFile,
+                                                 timeoutSeconds: timeout)
+        } catch {
+            switch error.kind {
+            case .unknownHost: fail(68, error.description)
+            case .unavailable: fail(69, error.description)
+            case .caFile: fail(78, error.description)
+            case .setup: fail(70, error.description)
+            }
+        }
+        print("connected to \(handshake.peer) (\(handshake.protocolVersion), \(handshake.cipher)), server name \(name)")
+        var chain: [Certificate] = []
+        for (depth, der) in handshake.chain.enumerated() {
+            do {
+                chain.append(try Certificate(der: der))
+            } catch {
+                fail(65, "the server's certificate at depth \(depth) cannot be parsed: \(error)")
+            }
+        }
+        printChain(chain)
+        if let failure = handshake.verificationFailure {
+            print("untrusted: TLS verification for '\(name)' failed: \(failure); pins were not consulted")
+            Foundation.exit(1)
+        }
+        print("chain and host name verified for '\(name)'")
+        return reader.verdict(commonName: name, chain: chain)
+    }
+
+    // MARK: Output
+
+    /// One line per certificate: what an operator needs to write a list entry for it.
+    private func printChain(_ chain: [Certificate]) {
+        for (depth, certificate) in chain.enumerated() {
+            var line = "depth \(depth): \(certificate.subject.isEmpty ? "(empty subject)" : certificate.subject)"
+            line += "  sha256 \(certificate.fingerprintBase64)"
+            if let notAfter = certificate.notAfter { line += "  expires \(notAfter) (\(Timestamp.iso(notAfter)))" }
+            print(line)
+        }
+        if let leafName = chain.first?.commonName, leafName != name {
+            print("note: the leaf's common name is '\(leafName)'; pins are looked up under --name '\(name)'")
+        }
+    }
+
+    private func report(_ verdict: Verdict, reader: CacheReader) -> Never {
+        switch verdict {
+        case .trusted:
+            print("trusted")
+            Foundation.exit(0)
+        case .untrusted:
+            if let expected = reader.expectedCommonNames, !expected.contains(name) {
+                print("untrusted: '\(name)' is not among the expected_common_names of store '\(store)'")
+            } else {
+                print("untrusted: store '\(store)' pins '\(name)', but not this certificate")
+            }
+            Foundation.exit(1)
+        case .empty:
+            print("empty: store '\(store)' has no valid pin for '\(name)'; reject, and run `pinkeeper update --store \(store)`")
+            Foundation.exit(2)
+        }
+    }
+
+    private func fail(_ status: Int32, _ message: String) -> Never {
+        FileHandle.standardError.write(Data("pinkeeper: \(message)\n".utf8))
+        Foundation.exit(status)
+    }
+
+    // MARK: Parsing
+
+    /// 32 bytes from standard base64 (padded) or hex (colons allowed, as `openssl x509 -fingerprint` prints).
+    static func digest(_ text: String) -> [UInt8]? {
+        if let data = Data(base64Encoded: text), data.count == 32 { return Array(data) }
+        let hex = text.filter { $0 != ":" }
+        guard hex.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+
+    /// HOST, HOST:PORT, [IPv6] or [IPv6]:PORT; a bare IPv6 address (several colons) has no port.
+    static func endpoint(_ text: String) -> (host: String, port: UInt16)? {
+        var host = text
+        var port: UInt16 = 443
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let value = UInt16(rest.dropFirst()), value > 0 else { return nil }
+                port = value
+            }
+        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+            host = String(text[..<colon])
+            guard let value = UInt16(text[text.index(after: colon)...]), value > 0 else { return nil }
+            port = value
+        }
+        return host.isEmpty ? nil : (host, port)
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Glibc
+import PinKeeper
+import Testing
+
+/// `pinkeeper validate --connect`: real TLS handshakes with the loopback fixture server,
+/// trusting the test CA through `SSL_CERT_FILE` (or the store's `ca_file`).
+@Suite("pinkeeper validate --connect: live TLS on loopback")
+struct ConnectTests {
+    static let server = TestEnvironment.certificate("server.pem")
+    static let ca = TestEnvironment.certificate("ca.pem")
+    static let trustTestCA = ["SSL_CERT_FILE": ca]
+
+    /// A world whose store pins the fixture's `server.pem` for `localhost`.
+    private func pinnedWorld(extra: String = "") throws -> ReaderWorld {
+        let world = try ReaderWorld()
+        try world.configure([.init(id: "api", extra: extra)])
+        try world.publish("api", [Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: Self.server), expires: ReaderWorld.future)])
+        return world
+    }
+
+    private func connect(_ world: ReaderWorld, port: Int, name: String = "localhost", host: String = "127.0.0.1",
+                         environment: [String: String] = ConnectTests.trustTestCA, timeout: String = "10") -> ChildProcess.Result {
+        world.run("validate", ["--store", "api", "--name", name, "--connect", "\(host):\(port)", "--timeout", timeout],
+                  environment: environment)
+    }
+
+    @Test("the pinned certificate: verified, then trusted (0); the presented chain is printed")
+    func pinned() throws {
+        let server = try FixtureServer(), world = try pinnedWorld()
+        let result = connect(world, port: server.port)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("connected to 127.0.0.1:\(server.port)"))
+        #expect(result.stdout.contains("depth 0: CN=localhost  sha256 \(OpenSSL.fingerprint(pem: Self.server))"))
+        #expect(result.stdout.contains("chain and host name verified for 'localhost'"))
+        #expect(result.stdout.hasSuffix("trusted\n"))
+    }
+
+    @Test("a valid certificate that is not pinned: untrusted (1), and its fingerprint is shown to pin it")
+    func unpinned() throws {
+        _ = OpenSSL.extraCertificates
+        let server = try FixtureServer(certificate: "readers/other"), world = try pinnedWorld()
+        let result = connect(world, port: server.port)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("chain and host name verified"))
+        let other = OpenSSL.fingerprint(pem: TestEnvironment.certificate("readers/other.pem"))
+        #expect(result.stdout.contains("depth 0: CN=localhost  sha256 \(other)"))
+        #expect(result.stdout.contains("untrusted: store 'api' pins 'localhost', but not this certificate"))
+    }
+
+    @Test("a presented chain of two: a pin at depth 1 matches the CA certificate the server sent")
+    func chainDepth() throws {
+        _ = OpenSSL.extraCertificates
+        let server = try FixtureServer(certificate: "readers/chained"), world = try ReaderWorld()
+        try world.configure([.init(id: "api")])
+        try world.publish("api", [Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: Self.ca), expires: ReaderWorld.future, depth: 1)])
+        let result = connect(world, port: server.port)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("depth 1: CN=pinkeeper test CA  sha256 \(OpenSSL.fingerprint(pem: Self.ca))"))
+    }
+
+    @Test("no pin for the name: empty (2)")
+    func empty() throws {
+        let server = try FixtureServer(), world = try ReaderWorld()
+        try world.configure([.init(id: "api")])
+        let result = connect(world, port: server.port)
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+    }
+
+    @Test("the store's ca_file is trusted without SSL_CERT_FILE; without either, verification fails (1)")
+    func storeCAFile() throws {
+        let server = try FixtureServer()
+        let withCA = try pinnedWorld(extra: "ca_file = \"\(Self.ca)\"")
+        let trusted = connect(withCA, port: server.port, environment: [:])
+        #expect(trusted.status == 0, "\(trusted.stdout)\(trusted.stderr)")
+
+        let without = try pinnedWorld()
+        let refused = connect(without, port: server.port, environment: [:])
+        #expect(refused.status == 1)
+        #expect(refused.stdout.contains("untrusted: TLS verification for 'localhost' failed"))
+        #expect(refused.stdout.contains("pins were not consulted"))
+    }
+
+    @Test("a ca_file without certificates is a configuration error (78) that names the file, found before connecting")
+    func unusableCAFile() throws {
+        let world = try ReaderWorld()
+        let bogus = try world.file("bogus-ca.pem", Data("this is not a certificate\n".utf8))
+        try world.configure([.init(id: "api", extra: "ca_file = \"\(bogus)\"")])
+        // Nothing listens on port 1: a connection attempt would exit 69.
+        let result = connect(world, port: 1, environment: [:])
+        #expect(result.status == 78, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains(bogus))
+    }
+
+    @Test("verification comes first: a pinned self-signed certificate or a host name mismatch is untrusted (1)")
+    func verificationFirst() throws {
+        // The self-signed certificate is pinned, yet no CA vouches for it.
+        let selfSigned = try FixtureServer(certificate: "untrusted"), world = try ReaderWorld()
+        try world.configure([.init(id: "api")])
+        try world.publish("api", [
+            Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: TestEnvironment.certificate("untrusted.pem")), expires: ReaderWorld.future),
+            Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: Self.server), expires: ReaderWorld.future),
+        ])
+        let result = connect(world, port: selfSigned.port)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("self-signed certificate"))
+        #expect(result.stdout.contains("depth 0: CN=localhost"))
+
+        // The pinned server certificate, asked for under a name it does not carry.
+        let server = try FixtureServer()
+        let mismatch = connect(world, port: server.port, name: "api.example.com")
+        #expect(mismatch.status == 1)
+        #expect(mismatch.stdout.contains("hostname mismatch"))
+    }
+
+    @Test("connection refused exits 69, an unknown host 68, a silent server times out with 69")
+    func unavailable() throws {
+        let world = try pinnedWorld()
+        let closed = try Listener()
+        let port = closed.port
+        closed.close()
+        let refused = connect(world, port: port)
+        #expect(refused.status == 69)
+        #expect(refused.stderr.contains("Connection refused"))
+
+        let unknown = world.run("validate", ["--store", "api", "--name", "localhost", "--connect", "host.invalid:443"],
+                                environment: Self.trustTestCA)
+        #expect(unknown.status == 68)
+        #expect(unknown.stderr.contains("cannot resolve host.invalid"))
+
+        // Accepts TCP (the kernel's backlog) but never answers the ClientHello.
+        let silent = try Listener()
+        let started = Date()
+        let timedOut = connect(world, port: silent.port, timeout: "1")
+        #expect(timedOut.status == 69)
+        #expect(timedOut.stderr.contains("timed out"))
+        #expect(Date().timeIntervalSince(started) < 8)
+        silent.close()
+    }
+}
+
+/// A listening TCP socket on 127.0.0.1 that never accepts.
+private final class Listener {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound, listen(fd, 8) == 0 else {
+            Glibc.close(fd)
+            throw FixtureError("cannot listen on 127.0.0.1")
+        }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}

@@ -316,3 +316,35 @@ meta = doc.get("pinkeeper", {})
 print(f"{len(have)} pins, store {meta.get('store')!r}, nextUpdate {meta.get('nextUpdate')}")
 PY
 }
+
+# The EXIT/INT/TERM handling both container tests share: keep the container's journal in
+# $logs, power the container off, stop the fixture service and remove the scratch root $root
+# (unless KEEP_ROOT=1). Usage: container_test_traps NAME (after $logs and $root are set).
+container_test_traps() {
+    _ct_name=$1
+    _ct_cleaning=0
+    trap _container_test_cleanup EXIT
+    trap 'echo "$_ct_name: interrupted" >&2; exit 130' INT
+    trap 'echo "$_ct_name: terminated" >&2; exit 143' TERM
+}
+
+_container_test_cleanup() {
+    ((_ct_cleaning)) && return
+    _ct_cleaning=1
+    trap '' INT TERM
+    if nspawn_alive; then
+        NSPAWN_CMD_TIMEOUT=20 in_container journalctl -b --no-pager -o short-precise >"$logs/journal.txt" 2>&1 || true
+        if nspawn_poweroff 30; then
+            echo "$_ct_name: container powered off"
+        else
+            echo "$_ct_name: the container had to be killed"
+        fi
+    fi
+    fixture_stop
+    if [[ ${KEEP_ROOT:-} == 1 ]]; then
+        echo "$_ct_name: root kept in $root"
+    elif [[ -d $root ]] && ! grep -qF " $root" /proc/self/mountinfo; then
+        rm -rf --one-file-system "$root"
+    fi
+    echo "$_ct_name: logs in $logs"
+}

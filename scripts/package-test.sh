@@ -38,30 +38,7 @@ deb=${DEB:-$(ls -t "$top"/.build/deb/pinkeeper_*_"$arch".deb 2>/dev/null | head 
 t_start=$SECONDS
 
 # ------------------------------------------------------------------ clean-up, first
-cleaning=0
-cleanup() {
-    ((cleaning)) && return
-    cleaning=1
-    trap '' INT TERM
-    if nspawn_alive; then
-        NSPAWN_CMD_TIMEOUT=20 in_container journalctl -b --no-pager -o short-precise >"$logs/journal.txt" 2>&1 || true
-        if nspawn_poweroff 30; then
-            echo "package-test: container powered off"
-        else
-            echo "package-test: the container had to be killed"
-        fi
-    fi
-    fixture_stop
-    if [[ ${KEEP_ROOT:-} == 1 ]]; then
-        echo "package-test: root kept in $root"
-    elif [[ -d $root ]] && ! grep -qF " $root" /proc/self/mountinfo; then
-        rm -rf --one-file-system "$root"
-    fi
-    echo "package-test: logs in $logs"
-}
-trap cleanup EXIT
-trap 'echo "package-test: interrupted" >&2; exit 130' INT
-trap 'echo "package-test: terminated" >&2; exit 143' TERM
+container_test_traps package-test
 
 mkdir -p "$work"
 nspawn_reap_stale "$work"

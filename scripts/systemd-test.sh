@@ -39,30 +39,7 @@ case $omit in '' | unit | binary | sysusers) ;; *) die "SYSTEMD_TEST_OMIT must b
 t_start=$SECONDS
 
 # ------------------------------------------------------------------ clean-up, first
-cleaning=0
-cleanup() {
-    ((cleaning)) && return
-    cleaning=1
-    trap '' INT TERM
-    if nspawn_alive; then
-        NSPAWN_CMD_TIMEOUT=20 in_container journalctl -b --no-pager -o short-precise >"$logs/journal.txt" 2>&1 || true
-        if nspawn_poweroff 30; then
-            echo "systemd-test: container powered off"
-        else
-            echo "systemd-test: the container had to be killed"
-        fi
-    fi
-    fixture_stop
-    if [[ ${KEEP_ROOT:-} == 1 ]]; then
-        echo "systemd-test: root kept in $root"
-    elif [[ -d $root ]] && ! grep -qF " $root" /proc/self/mountinfo; then
-        rm -rf --one-file-system "$root"
-    fi
-    echo "systemd-test: logs in $logs"
-}
-trap cleanup EXIT
-trap 'echo "systemd-test: interrupted" >&2; exit 130' INT
-trap 'echo "systemd-test: terminated" >&2; exit 143' TERM
+container_test_traps systemd-test
 
 mkdir -p "$work"
 nspawn_reap_stale "$work"

@@ -69,8 +69,8 @@ public struct CacheFile: Sendable, Equatable {
     }
 }
 
-/// JSON string literal with the escapes RFC 8259 requires.
-func jsonString(_ value: String) -> String {
+/// A JSON string literal with the escapes RFC 8259 requires (shared by every JSON pinkeeper writes).
+public func jsonString(_ value: String) -> String {
     var out = "\""
     for scalar in value.unicodeScalars {
         switch scalar {

@@ -113,7 +113,8 @@ public struct Certificate: Sendable, Hashable {
         return chain
     }
 
-    private static func encodeDER(_ x509: OpaquePointer) -> [UInt8]? {
+    /// The DER bytes of an OpenSSL `X509` (what a fingerprint hashes).
+    public static func encodeDER(_ x509: OpaquePointer) -> [UInt8]? {
         let length = i2d_X509(x509, nil)
         guard length > 0 else { return nil }
         var der = [UInt8](repeating: 0, count: Int(length))

@@ -1,5 +1,6 @@
 import CLibssl
 import Glibc
+import PinKeeper
 
 /// What one TLS handshake showed: the chain as the server presented it, and whether OpenSSL's
 /// normal verification (chain to a trusted root, and the host name) accepted it.
@@ -87,7 +88,7 @@ enum TLSConnect {
         var chain: [[UInt8]] = []
         if let stack = SSL_get_peer_cert_chain(ssl) {
             for index in 0..<OPENSSL_sk_num(stack) {
-                guard let raw = OPENSSL_sk_value(stack, index), let der = encodeDER(OpaquePointer(raw)) else { continue }
+                guard let raw = OPENSSL_sk_value(stack, index), let der = Certificate.encodeDER(OpaquePointer(raw)) else { continue }
                 chain.append(der)
             }
         }
@@ -181,17 +182,6 @@ enum TLSConnect {
     static func isIPAddress(_ text: String) -> Bool {
         var v4 = in_addr(), v6 = in6_addr()
         return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
-    }
-
-    private static func encodeDER(_ x509: OpaquePointer) -> [UInt8]? {
-        let length = i2d_X509(x509, nil)
-        guard length > 0 else { return nil }
-        var der = [UInt8](repeating: 0, count: Int(length))
-        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_X509(x509, &cursor)
-        }
-        return written == length ? der : nil
     }
 
     private static func setupError(_ call: String) -> TLSConnectError {

@@ -1,3 +1,5 @@
+import PinKeeper
+
 /// `pinkeeper status --json`: times are Unix seconds and unknown values are `null` (never left
 /// out), so that `jq '.stores[] | select(.health != "fresh")'` works on any store. Keys keep a
 /// fixed order, the store id first.
@@ -31,22 +33,5 @@ extension StatusReport {
 
     private static func number(_ value: Int64?) -> String { value.map { "\($0)" } ?? "null" }
 
-    /// A JSON string literal (RFC 8259 escapes).
-    static func string(_ value: String) -> String {
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    static func string(_ value: String) -> String { jsonString(value) }
 }

@@ -32,40 +32,61 @@ public struct CacheFile: Sendable, Equatable {
 
     /// Reads a cache file's bytes; the list part must satisfy `PinList`'s rules.
     public init(json data: Data) throws(PinListError) {
-        let list = try PinList(json: data)
-        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: data) else {
-            throw PinListError(reason: "the \"pinkeeper\" metadata object is missing or malformed")
+        let (list, metadata) = try PinList.decode(data, withMetadata: true)
+        guard let metadata else {
+            throw PinListError(reason: "the \"pinkeeper\" metadata object is missing")
         }
-        guard envelope.pinkeeper.format == Self.formatVersion else {
-            throw PinListError(reason: "unsupported cache format \(envelope.pinkeeper.format)")
+        guard metadata.format == Self.formatVersion else {
+            throw PinListError(reason: "unsupported cache format \(metadata.format)")
         }
-        self.init(list: list, metadata: envelope.pinkeeper)
+        self.init(list: list, metadata: metadata)
     }
-
-    private struct Envelope: Decodable { var pinkeeper: Metadata }
 
     /// The exact bytes pinkeeper publishes: entries in `Pin.publishedOrder`, one per line,
     /// `depth` only when non-zero, `signature` only when known, then `domainsConfig` and metadata.
+    /// Appended to one pre-sized buffer: a 10,000-entry store is written on every update.
     public func encoded() -> Data {
-        var out = "{\n  \"fingerprints\": ["
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + list.pins.count * 200)
+        func put(_ text: String) { out.append(contentsOf: text.utf8) }
+        func putString(_ value: String) {
+            // Names, fingerprints and signatures almost never need escaping: copy them as they are.
+            if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C }) {
+                out.append(0x22)
+                out.append(contentsOf: value.utf8)
+                out.append(0x22)
+            } else {
+                put(jsonString(value))
+            }
+        }
+        put("{\n  \"fingerprints\": [")
         for (index, pin) in list.pins.enumerated() {
-            out += index == 0 ? "\n    {" : ",\n    {"
-            out += "\"name\": \(jsonString(pin.name)), \"fingerprint\": \"\(pin.fingerprintBase64)\", \"expires\": \(pin.expires)"
-            if pin.depth != 0 { out += ", \"depth\": \(pin.depth)" }
-            if let signature = pin.signature { out += ", \"signature\": \(jsonString(signature))" }
-            out += "}"
+            put(index == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ")
+            putString(pin.name)
+            put(", \"fingerprint\": \"\(pin.fingerprintBase64)\", \"expires\": \(pin.expires)")
+            if pin.depth != 0 { put(", \"depth\": \(pin.depth)") }
+            if let signature = pin.signature {
+                put(", \"signature\": ")
+                putString(signature)
+            }
+            put("}")
         }
-        out += list.pins.isEmpty ? "],\n" : "\n  ],\n"
+        put(list.pins.isEmpty ? "],\n" : "\n  ],\n")
         if let domains = list.domainsConfig {
-            out += "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": \(domains.sslPinningRequiredForUnlisted), \"domains\": ["
-            out += domains.domains.map { "{\"name\": \(jsonString($0.name)), \"sslPinningRequired\": \($0.sslPinningRequired)}" }
-                .joined(separator: ", ")
-            out += "]},\n"
+            put("  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": \(domains.sslPinningRequiredForUnlisted), \"domains\": [")
+            for (index, domain) in domains.domains.enumerated() {
+                put(index == 0 ? "{\"name\": " : ", {\"name\": ")
+                putString(domain.name)
+                put(", \"sslPinningRequired\": \(domain.sslPinningRequired)}")
+            }
+            put("]},\n")
         }
-        let meta = metadata
-        out += "  \"pinkeeper\": {\"format\": \(meta.format), \"store\": \(jsonString(meta.store)), "
-        out += "\"source\": \(jsonString(meta.source)), \"updated\": \(meta.updated), \"nextUpdate\": \(meta.nextUpdate)}\n}\n"
-        return Data(out.utf8)
+        put("  \"pinkeeper\": {\"format\": \(metadata.format), \"store\": ")
+        putString(metadata.store)
+        put(", \"source\": ")
+        putString(metadata.source)
+        put(", \"updated\": \(metadata.updated), \"nextUpdate\": \(metadata.nextUpdate)}\n}\n")
+        return Data(out)
     }
 }
 

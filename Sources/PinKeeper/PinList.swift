@@ -15,9 +15,16 @@ public struct PinList: Sendable, Equatable {
     /// Parses and type-checks a list. Every entry must have a string `name`, a standard-base64
     /// `fingerprint` of 32 bytes and an integer `expires`; `depth` is optional (default 0).
     public init(json data: Data) throws(PinListError) {
+        self = try Self.decode(data, withMetadata: false).list
+    }
+
+    /// One JSON pass for both the list and, for a cache file, pinkeeper's metadata object.
+    static func decode(_ data: Data, withMetadata: Bool) throws(PinListError) -> (list: PinList, metadata: CacheFile.Metadata?) {
         let wire: WireList
         do {
-            wire = try JSONDecoder().decode(WireList.self, from: data)
+            let decoder = JSONDecoder()
+            decoder.userInfo[WireList.readsMetadata] = withMetadata
+            wire = try decoder.decode(WireList.self, from: data)
         } catch let error as DecodingError {
             throw PinListError(describing: error)
         } catch {
@@ -36,12 +43,25 @@ public struct PinList: Sendable, Equatable {
             pins.append(Pin(name: entry.name, fingerprint: Array(digest), expires: entry.expires,
                             depth: depth, signature: entry.signature))
         }
-        self.init(pins: pins, domainsConfig: wire.domainsConfig)
+        return (PinList(pins: pins, domainsConfig: wire.domainsConfig), wire.pinkeeper)
     }
 
     private struct WireList: Decodable {
+        static let readsMetadata = CodingUserInfoKey(rawValue: "pinkeeper.readsMetadata")!
         var fingerprints: [WireEntry]
         var domainsConfig: DomainsConfig?
+        /// Only a cache file's; a server's list may carry anything under that key.
+        var pinkeeper: CacheFile.Metadata?
+
+        private enum CodingKeys: String, CodingKey { case fingerprints, domainsConfig, pinkeeper }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            fingerprints = try container.decode([WireEntry].self, forKey: .fingerprints)
+            domainsConfig = try container.decodeIfPresent(DomainsConfig.self, forKey: .domainsConfig)
+            let wanted = decoder.userInfo[Self.readsMetadata] as? Bool ?? false
+            pinkeeper = wanted ? try container.decodeIfPresent(CacheFile.Metadata.self, forKey: .pinkeeper) : nil
+        }
     }
 
     private struct WireEntry: Decodable {

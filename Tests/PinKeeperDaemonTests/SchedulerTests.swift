@@ -261,3 +261,37 @@ struct SchedulerTests {
         ], nextUpdateIn: 90) == "2 stores: 1 stale, 1 empty (b: empty); next update in 1m 30s")
     }
 }
+
+@Suite("Catch-up splay")
+struct CatchUpSplayTests {
+    struct Fixed: RandomSource {
+        var fraction: Double
+        func uniform(upTo upper: Int64) -> Int64 { Int64(Double(upper) * fraction) }
+    }
+
+    private let policy = UpdatePolicy()
+    private let pins = [Pin(name: "a", fingerprint: [UInt8](repeating: 1, count: 32), expires: 4_102_444_800)]
+
+    @Test("after a catch-up the next update may land anywhere in the interval, never later, never before retry_min")
+    func catchUpSpreadsOverTheInterval() {
+        let week = policy.periodicUpdateInterval
+        #expect(NextUpdate.scheduled(pins: pins, now: 0, policy: policy, random: Fixed(fraction: 0), catchingUp: true) == week)
+        #expect(NextUpdate.scheduled(pins: pins, now: 0, policy: policy, random: Fixed(fraction: 0.5), catchingUp: true) == week / 2)
+        #expect(NextUpdate.scheduled(pins: pins, now: 0, policy: policy, random: Fixed(fraction: 1), catchingUp: true) == policy.retryMin)
+        #expect(NextUpdate.scheduled(pins: pins, now: 0, policy: policy, random: Fixed(fraction: 1)) == week - week / 10)
+    }
+
+    @Test("what counts as catching up")
+    func catchUpCases() throws {
+        let store = StoreConfig(id: "s", url: "https://example.com", publicKeys: [])
+        func cache(nextUpdate: Int64, expires: Int64 = 4_102_444_800) -> CacheFile {
+            CacheFile(list: PinList(pins: [Pin(name: "a", fingerprint: [UInt8](repeating: 1, count: 32), expires: expires)]),
+                      metadata: .init(store: "s", source: "https://example.com", updated: 0, nextUpdate: nextUpdate))
+        }
+        let now: Int64 = 1_000_000
+        #expect(StoreUpdater.isCatchUp(nil, store: store, now: now))
+        #expect(StoreUpdater.isCatchUp(cache(nextUpdate: now, expires: 10), store: store, now: now), "only expired pins")
+        #expect(!StoreUpdater.isCatchUp(cache(nextUpdate: now - 60), store: store, now: now), "on time")
+        #expect(StoreUpdater.isCatchUp(cache(nextUpdate: now - store.policy.periodicUpdateInterval / 10 - 1), store: store, now: now))
+    }
+}

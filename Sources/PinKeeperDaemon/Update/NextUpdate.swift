@@ -20,12 +20,17 @@ public enum NextUpdate {
         return min(Int64(interval.rounded()), policy.periodicUpdateInterval)
     }
 
-    /// The interval minus a random splay of up to 10 %, so a fleet started in the same second
-    /// spreads its requests; the splay only ever makes the update earlier. Never sooner than
-    /// `retry_min`, so a pin expiring in seconds cannot turn the schedule into a busy loop.
-    public static func scheduled(pins: [Pin], now: Int64, policy: UpdatePolicy, random: RandomSource) -> Int64 {
+    /// The interval minus a random splay, which only ever makes the update earlier: up to 10 %
+    /// normally, so hosts keep their phase; anywhere in the interval after a catch-up update
+    /// (first fetch, or long overdue), because hosts that catch up together — a fleet booted in
+    /// the same second, or back from the same outage — would otherwise stay in lock-step for
+    /// days (a 10 % splay spreads them only as the square root of the number of periods).
+    /// Never sooner than `retry_min`, so a pin expiring in seconds cannot cause a busy loop.
+    public static func scheduled(pins: [Pin], now: Int64, policy: UpdatePolicy, random: RandomSource,
+                                 catchingUp: Bool = false) -> Int64 {
         let base = interval(pins: pins, now: now, policy: policy)
         let floor = min(policy.retryMin, policy.periodicUpdateInterval)
-        return now + max(base - random.uniform(upTo: base / 10), floor)
+        let splay = random.uniform(upTo: catchingUp ? base : base / 10)
+        return now + max(base - splay, floor)
     }
 }

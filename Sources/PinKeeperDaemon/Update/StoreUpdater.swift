@@ -55,8 +55,8 @@ public struct StoreUpdater: Sendable {
                 "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins)",
                 "next_update": "\(Timestamp.iso(outcome.nextUpdate))", "not_modified": "\(outcome.notModified)",
             ])
-            warnIfExpiring(store, now: now)
-            return Report(store: store.id, result: .ok, pins: outcome.pins, nextAttempt: outcome.nextUpdate,
+            warnIfExpiring(store, pins: outcome.pins, now: now)
+            return Report(store: store.id, result: .ok, pins: outcome.pins.count, nextAttempt: outcome.nextUpdate,
                           notModified: outcome.notModified)
         } catch where Task.isCancelled {
             // Shutdown, not a failure of the server: no back-off, no state change.
@@ -78,7 +78,7 @@ public struct StoreUpdater: Sendable {
                 "pins": "\(validBefore.count)", "next_update": "\(Timestamp.iso(retry))",
                 "retry_in": "\(Units.describe(seconds: retry - now))",
             ])
-            warnIfExpiring(store, now: now)
+            warnIfExpiring(store, pins: validBefore, now: now)
             return Report(store: store.id, result: error.result, reason: error.reason, pins: validBefore.count,
                           nextAttempt: retry)
         }
@@ -99,9 +99,8 @@ public struct StoreUpdater: Sendable {
 
     /// Once per update: the common name whose newest pin expires first, if that is inside
     /// `expiration_update_threshold` (no replacement has been published yet).
-    private func warnIfExpiring(_ store: StoreConfig, now: Int64) {
-        guard case .valid(let file) = cache.load(store: store.id, now: now),
-              let soonest = ExpiringPins.soonest(file.list.pins, now: now),
+    private func warnIfExpiring(_ store: StoreConfig, pins: [Pin], now: Int64) {
+        guard let soonest = ExpiringPins.soonest(pins, now: now),
               soonest.expires - now < store.policy.expirationUpdateThreshold else { return }
         logger.warning("pins expiring without a replacement", metadata: [
             "event": "\(LogEventID.pinsExpiring.rawValue)", "store": "\(store.id)", "name": "\(soonest.name)",
@@ -120,7 +119,8 @@ public struct StoreUpdater: Sendable {
     }
 
     private struct Outcome {
-        var pins: Int
+        /// The store's valid pins after the update, in published order.
+        var pins: [Pin]
         var nextUpdate: Int64
         var validators: (etag: String?, lastModified: String?)
         var notModified: Bool
@@ -151,11 +151,13 @@ public struct StoreUpdater: Sendable {
             warnAbout(merged, received: list, store: store)
             if !list.pins.isEmpty && merged.expiredReceived == list.pins.count {
                 // Only expired entries: nothing to add, so the published pins stay exactly as they were.
-                let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random)
-                return Outcome(pins: merged.pins.count, nextUpdate: next, validators: validators, notModified: false, published: false)
+                let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random,
+                                                catchingUp: Self.isCatchUp(previous, store: store, now: now))
+                return Outcome(pins: merged.pins, nextUpdate: next, validators: validators, notModified: false, published: false)
             }
         }
-        let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random)
+        let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random,
+                                        catchingUp: Self.isCatchUp(previous, store: store, now: now))
         let file = CacheFile(list: PinList(pins: merged.pins, domainsConfig: merged.domainsConfig),
                              metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: next))
         do {
@@ -163,7 +165,14 @@ public struct StoreUpdater: Sendable {
         } catch {
             throw UpdateFailure(.writeFailed, "\(error); the published file was left as it was")
         }
-        return Outcome(pins: merged.pins.count, nextUpdate: next, validators: validators, notModified: notModified, published: true)
+        return Outcome(pins: merged.pins, nextUpdate: next, validators: validators, notModified: notModified, published: true)
+    }
+
+    /// A catch-up update: nothing valid was cached, or the update is later than planned by more
+    /// than the splay window (after downtime or an outage, when a whole fleet may re-synchronise).
+    static func isCatchUp(_ previous: CacheFile?, store: StoreConfig, now: Int64) -> Bool {
+        guard let previous, previous.list.pins.contains(where: { !$0.isExpired(at: now) }) else { return true }
+        return now - previous.metadata.nextUpdate > store.policy.periodicUpdateInterval / 10
     }
 
     private func warnAbout(_ outcome: PinMerger.Outcome, received: PinList, store: StoreConfig) {

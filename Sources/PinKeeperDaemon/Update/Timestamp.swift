@@ -1,8 +1,15 @@
-import Foundation
+import Glibc
 
 /// Unix seconds as ISO 8601 UTC (`2026-11-29T02:00:00Z`) for logs and command output.
+/// Plain gmtime_r: Foundation's date formatters pull megabytes of ICU data into a daemon
+/// that logs a timestamp with every update.
 public enum Timestamp {
     public static func iso(_ seconds: Int64) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        var time = time_t(seconds)
+        var parts = tm()
+        guard gmtime_r(&time, &parts) != nil else { return "\(seconds)" }
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 }

@@ -29,8 +29,8 @@ struct DaemonProcessTests {
         // The attempt finished (and published) before READY was sent.
         #expect(FileManager.default.fileExists(atPath: sandbox.cacheFile("a").path))
         let status = messages.first { $0.hasPrefix("STATUS=") }
-        #expect(status == "STATUS=1 store: 1 fresh; next update in 7d" || status?.hasPrefix("STATUS=1 store: 1 fresh; next update in 6d") == true,
-                "status: \(status ?? "none")")
+        // A first fetch is a catch-up: the next one lands anywhere in the next 7 days.
+        #expect(status?.hasPrefix("STATUS=1 store: 1 fresh; next update in ") == true, "status: \(status ?? "none")")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 5) == 0)
     }

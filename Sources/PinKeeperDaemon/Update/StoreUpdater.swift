@@ -52,7 +52,7 @@ public struct StoreUpdater: Sendable {
             (memory.etag, memory.lastModified) = outcome.validators
             remember(memory, store)
             logger.info("update succeeded", metadata: [
-                "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins)",
+                "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins.count)",
                 "next_update": "\(Timestamp.iso(outcome.nextUpdate))", "not_modified": "\(outcome.notModified)",
             ])
             warnIfExpiring(store, pins: outcome.pins, now: now)

@@ -19,6 +19,10 @@ struct UpdateIntegrationTests {
 
         #expect(report.result == .ok)
         #expect(report.pins == 2)
+        let logged = try #require(sandbox.log.all.first { $0.message == "update succeeded" })
+        #expect(logged.metadata["pins"] == "2")
+        #expect(logged.metadata["store"] == "banking")
+        #expect(logged.metadata["event"] == "update-succeeded")
         let published = try sandbox.published("banking")
         #expect(published.list.pins.map(\.fingerprintBase64) == [Lists.fingerprint(1), Lists.fingerprint(2)])
         #expect(published.list.pins.allSatisfy { $0.signature == nil })

@@ -7,6 +7,8 @@ let package = Package(
         // What a local Swift process links to read the cache: no libcurl, no libsystemd.
         .library(name: "PinKeeper", targets: ["PinKeeper"]),
         .executable(name: "pinkeeper", targets: ["pinkeeper"]),
+        // Benchmarks (scripts/bench.sh): not installed, not part of the product.
+        .executable(name: "pinkeeper-bench", targets: ["PinKeeperBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -40,6 +42,9 @@ let package = Package(
                 "PinKeeperDaemon", "CLibssl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        .executableTarget(
+            name: "PinKeeperBench",
+            dependencies: ["PinKeeper", "PinKeeperDaemon", "CLibcrypto", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PinKeeperTests", dependencies: ["PinKeeper"]),
         .testTarget(
             name: "PinKeeperDaemonTests",

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|idle]...   (default: all)
+# Every daemon benchmark of docs/performance.md `## Daemon`, from one command:
+#   - builds pinkeeper and pinkeeper-bench in release mode (as `make release`);
+#   - makes the inputs once under .build/bench/ (10,000-entry lists signed with Python
+#     `cryptography`, the fixture CA and signing key from Tests/Fixtures/make-ca.sh);
+#   - runs `openssl speed -seconds 3 ecdsap256` as the reference, the in-process benchmarks,
+#     100 stores vs 1 against the loopback fixture service (Tests/Fixtures/pinserver.py), the
+#     fleet simulation, and the idle RSS / wake-ups of `pinkeeper run` with 10 stores.
+# IDLE_SECONDS (default 60) sets the idle observation window. Takes about 3 minutes.
+# Timings are disturbed by other work on the machine: the load is printed first and last.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+work=$root/.build/bench
+mkdir -p "$work"
+what=("$@")
+[[ ${#what[@]} -eq 0 ]] && what=(all)
+want() { local w; for w in "${what[@]}"; do [[ $w == all || $w == "$1" ]] && return 0; done; return 1; }
+
+# ---------------------------------------------------------------- machine
+echo "== machine"
+echo "  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), nproc $(nproc)"
+echo "  memory: $(free -h | awk '/^Mem:/ {print $2}')   kernel: $(uname -r)"
+echo "  $(swift --version 2>/dev/null | head -1)"
+echo "  $(openssl version)   $(curl --version | head -1 | cut -d' ' -f1-2)"
+echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---------------------------------------------------------------- build
+echo "== build (release)"
+# Until Package.swift lists the `pinkeeper-bench` product, SwiftPM names it after the target.
+bench_product=PinKeeperBench
+grep -q '"pinkeeper-bench"' Package.swift && bench_product=pinkeeper-bench
+build() {  # the .build directory is shared: retry when a source changed during the build
+    local try
+    for try in 1 2 3; do
+        if swift build -c release --static-swift-stdlib --product "$1" >"$work/build.log" 2>&1; then
+            grep -E "^Build" "$work/build.log" | sed 's/^/  /'
+            return 0
+        fi
+        sleep 5
+    done
+    grep -E "error" "$work/build.log" >&2
+    echo "bench: building $1 failed" >&2
+    exit 1
+}
+build pinkeeper
+build "$bench_product"
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+bench=$bin/$bench_product
+pinkeeper=$bin/pinkeeper
+[[ -x $bench && -x $pinkeeper ]] || { echo "bench: build failed" >&2; exit 1; }
+
+# ---------------------------------------------------------------- inputs
+bash Tests/Fixtures/make-ca.sh "$work/ca"
+pubkey=$(cat "$work/ca/signing.pub.b64")
+data=$work/data
+mkdir -p "$data"
+# Regenerated only when the signing key changed (make-ca.sh renews it after about 29 days).
+if [[ ! -f $data/key.b64 || $(cat "$data/key.b64") != "$pubkey" ]]; then
+    echo "== generating 10,000-entry lists (Python cryptography)"
+    python3 - "$work/ca/signing.key" "$data" <<'PY'
+import base64, hashlib, json, os, sys
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+key = serialization.load_pem_private_key(open(sys.argv[1], "rb").read(), password=None)
+out = sys.argv[2]
+sign = lambda b: base64.b64encode(key.sign(b, ec.ECDSA(hashes.SHA256()))).decode()
+# 5,000 common names, two certificates each (the usual rotation overlap); expiries far ahead.
+entries = []
+for i in range(10000):
+    name = "h%04d.example.com" % (i // 2)
+    fp = base64.b64encode(hashlib.sha256(b"cert %d" % i).digest()).decode()
+    expires = 4102444800 - (i % 2) * 30 * 86400
+    entries.append({"name": name, "fingerprint": fp, "expires": expires})
+static = [{**e, "signature": sign(("%s&%s&%d" % (e["name"], e["fingerprint"], e["expires"])).encode())} for e in entries]
+compact = lambda doc: json.dumps(doc, separators=(",", ":")).encode()
+open(os.path.join(out, "static-10000.json"), "wb").write(compact({"fingerprints": static}))
+body = compact({"timestamp": 1767225600, "fingerprints": entries})
+challenge = base64.b64encode(bytes(range(16))).decode()
+open(os.path.join(out, "challenge-10000.json"), "wb").write(body)
+open(os.path.join(out, "challenge.txt"), "w").write(challenge)
+open(os.path.join(out, "challenge.sig"), "w").write(sign(challenge.encode() + b"&" + body))
+PY
+    printf '%s' "$pubkey" >"$data/key.b64"
+fi
+
+# ---------------------------------------------------------------- fixture service
+server_pid=
+daemon_pid=
+cleanup() {
+    [[ -n $daemon_pid ]] && kill "$daemon_pid" 2>/dev/null || true
+    [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null || true
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+start_server() {
+    [[ -n $server_pid ]] && return
+    routes=$work/routes
+    rm -rf "$routes" && mkdir -p "$routes"
+    # 100 small stores (10 entries each), like a host with many apps; `big` serves the 10,000 entries.
+    python3 - "$routes" "$work/ca/signing.key" "$data" <<'PY'
+import base64, hashlib, json, os, sys
+routes, key, data = sys.argv[1:4]
+for mode in ("challenge", "static"):
+    os.makedirs(os.path.join(routes, mode), exist_ok=True)
+    for s in range(100):
+        entries = [{"name": "api%d.s%03d.example" % (i, s),
+                    "fingerprint": base64.b64encode(hashlib.sha256(b"%d/%d" % (s, i)).digest()).decode(),
+                    "expires": 4102444800} for i in range(10)]
+        json.dump({"mode": mode, "signing_key": key, "fingerprints": entries},
+                  open(os.path.join(routes, mode, "s%03d.json" % s), "w"))
+big = json.load(open(os.path.join(data, "static-10000.json")))["fingerprints"]
+json.dump({"mode": "static", "signing_key": key, "fingerprints": big}, open(os.path.join(routes, "big-static.json"), "w"))
+json.dump({"mode": "challenge", "signing_key": key,
+           "fingerprints": [{k: e[k] for k in ("name", "fingerprint", "expires")} for e in big]},
+          open(os.path.join(routes, "big-challenge.json"), "w"))
+PY
+    rm -f "$work/port" "$work/http-port"
+    python3 Tests/Fixtures/pinserver.py --routes "$routes" --cert "$work/ca/server.pem" --key "$work/ca/server.key" \
+        --port-file "$work/port" --http-port-file "$work/http-port" 2>"$work/pinserver.log" &
+    server_pid=$!
+    for _ in $(seq 100); do [[ -f $work/port ]] && break; sleep 0.1; done
+    [[ -f $work/port ]] || { echo "bench: pinserver did not start" >&2; cat "$work/pinserver.log" >&2; exit 1; }
+    base=https://127.0.0.1:$(cat "$work/port")
+}
+
+# ---------------------------------------------------------------- benchmarks
+if want static; then
+    echo "== openssl speed -seconds 3 ecdsap256 (reference, one core)"
+    speed=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/256 bits ecdsa \(nistp256\)/ {print $NF}')
+    echo "  verify/s: ${speed:-unknown}"
+    echo "== static"
+    "$bench" static --list "$data/static-10000.json" --public-key "$pubkey" ${speed:+--openssl-verify-per-sec "$speed"}
+fi
+if want verify; then
+    echo "== verify"
+    "$bench" verify --list "$data/static-10000.json" --public-key "$pubkey"
+fi
+if want unchanged; then
+    echo "== unchanged"
+    "$bench" unchanged --list "$data/static-10000.json" --public-key "$pubkey"
+fi
+if want challenge; then
+    echo "== challenge"
+    "$bench" challenge --body "$data/challenge-10000.json" --challenge "$(cat "$data/challenge.txt")" \
+        --signature "$(cat "$data/challenge.sig")" --public-key "$pubkey"
+    start_server
+    echo "  the same 10,000 entries fetched from the loopback service (StoreUpdater + CurlFetcher):"
+    "$bench" http-list --url "$base/big-challenge" --ca "$work/ca/ca.pem" --public-key "$pubkey" --mode challenge
+    "$bench" http-list --url "$base/big-static" --ca "$work/ca/ca.pem" --public-key "$pubkey" --mode static
+fi
+if want stores; then
+    echo "== stores"
+    start_server
+    for mode in challenge static; do
+        "$bench" stores --base-url "$base/$mode" --ca "$work/ca/ca.pem" --public-key "$pubkey" --mode "$mode" --count 100
+    done
+fi
+if want fleet; then
+    echo "== fleet"
+    "$bench" fleet --hosts 10000 --hours 24 --interval 3600
+fi
+if want idle; then
+    echo "== idle: pinkeeper run with 10 stores (release binary)"
+    start_server
+    idle=$work/idle
+    rm -rf "$idle" && mkdir -p "$idle/cache" "$idle/state"
+    {
+        printf 'cache_directory = "%s"\nstate_directory = "%s"\n\n' "$idle/cache" "$idle/state"
+        for s in $(seq 0 9); do
+            printf '[stores.s%03d]\nurl = "%s/challenge/s%03d"\npublic_key = "%s"\nmode = "challenge"\nca_file = "%s"\n\n' \
+                "$s" "$base" "$s" "$pubkey" "$work/ca/ca.pem"
+        done
+    } >"$idle/pinkeeper.toml"
+    # A notify socket, as systemd gives one: READY=1 tells when the first pass is over.
+    rm -f "$idle/notify.sock"
+    python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True: log.write(s.recv(4096).decode(errors="replace").replace("\n", " | ") + "\n")
+' "$idle/notify.sock" "$idle/notify.log" &
+    listener_pid=$!
+    for _ in $(seq 50); do [[ -S $idle/notify.sock ]] && break; sleep 0.1; done
+    env -u WATCHDOG_USEC NOTIFY_SOCKET="$idle/notify.sock" "$pinkeeper" run --config "$idle/pinkeeper.toml" 2>"$idle/daemon.log" &
+    daemon_pid=$!
+    for _ in $(seq 300); do grep -q READY=1 "$idle/notify.log" 2>/dev/null && break; sleep 0.1; done
+    grep -q READY=1 "$idle/notify.log" || { echo "bench: no READY=1" >&2; cat "$idle/daemon.log" >&2; exit 1; }
+    echo "  cache files after READY: $(ls "$idle/cache" | grep -c '\.json$')"
+    rss() { awk '/^(VmRSS|VmHWM|RssAnon|RssFile|Threads)/ {printf "%s %s %s  ", $1, $2, $3}' "/proc/$daemon_pid/status"; }
+    echo "  at READY: $(rss)"
+    sleep 10  # the pass's transfer threads and idle dispatch workers exit
+    echo "  10 s after READY: $(rss)"
+    echo "  largest resident mappings (kB):"
+    awk '/^[0-9a-f]+-[0-9a-f]+ / {name = ($6 == "" ? "[anon]" : $6)} /^Rss:/ {rss[name] += $2}
+         END {for (n in rss) printf "%8d  %s\n", rss[n], n}' "/proc/$daemon_pid/smaps" | sort -rn | head -6 | sed 's/^/    /'
+    # Wake-ups: every time a thread of the daemon is woken and goes back to sleep it makes one
+    # voluntary context switch; involuntary ones are preemptions while running. Sum both over
+    # every thread (/proc/PID/task/*/status) at the start and end of the window. A thread that
+    # came or went in between would show in the thread list, which is printed.
+    # Per thread "TID switches", so a thread that ends in the window cannot make the sum negative.
+    switches() {
+        local t
+        for t in /proc/"$daemon_pid"/task/*; do
+            awk -v tid="${t##*/}" '/^(voluntary|nonvoluntary)_ctxt_switches/ {n += $2} END {print tid, n}' "$t/status" 2>/dev/null
+        done
+    }
+    tasks_before=$(ls /proc/$daemon_pid/task | tr '\n' ' ')
+    before=$(switches)
+    window=${IDLE_SECONDS:-60}
+    perf_out=$idle/perf.txt
+    if perf stat -e 'sched:sched_switch' -p "$daemon_pid" -o "$perf_out" -- sleep "$window" 2>/dev/null; then :; else
+        rm -f "$perf_out"; sleep "$window"; fi
+    after=$(switches)
+    tasks_after=$(ls /proc/$daemon_pid/task | tr '\n' ' ')
+    echo "  after ${window} s idle: $(rss)"
+    delta=$(awk 'NR == FNR {b[$1] = $2; next} {d += $2 - ($1 in b ? b[$1] : 0)} END {print d + 0}' <(echo "$before") <(echo "$after"))
+    echo "  context switches in ${window} s (all threads): $delta -> $(awk -v d="$delta" -v w="$window" 'BEGIN {printf "%.1f", d * 60 / w}') wake-ups per minute"
+    [[ -f $perf_out ]] && echo "  perf sched:sched_switch in the window: $(awk '/sched:sched_switch/ {print $1}' "$perf_out")"
+    echo "  threads: before [$tasks_before] after [$tasks_after]; switches per thread in the window:"
+    awk 'NR == FNR {b[$1] = $2; next} {print $1, $2 - ($1 in b ? b[$1] : 0)}' <(echo "$before") <(echo "$after") |
+        while read -r tid n; do echo "    $tid $(cat "/proc/$daemon_pid/task/$tid/comm" 2>/dev/null): $n"; done
+    echo "  notify messages: $(tr '\n' ' ' <"$idle/notify.log" | cut -c1-200)"
+    kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
+    kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true
+fi
+echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"

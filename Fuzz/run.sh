@@ -24,7 +24,8 @@ daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/C
         Sources/PinKeeperDaemon/Update/UpdateResult.swift Sources/PinKeeperDaemon/Update/Environment.swift
         Sources/PinKeeperDaemon/Fetch/HTTPRequest.swift Sources/PinKeeperDaemon/Config/Configuration.swift
         Sources/PinKeeperDaemon/Publish/StoreState.swift Sources/PinKeeperDaemon/Publish/AtomicWriter.swift
-        Sources/PinKeeperDaemon/Publish/FileSystem.swift Sources/PinKeeperDaemon/Publish/CacheDirectory.swift)
+        Sources/PinKeeperDaemon/Publish/FileSystem.swift Sources/PinKeeperDaemon/Publish/CacheDirectory.swift
+        Sources/PinKeeperDaemon/Publish/FileMemo.swift)
 
 newer() { # true when $1 is missing or older than any later argument
     local target=$1; shift

@@ -272,13 +272,16 @@ struct CatchUpSplayTests {
     private let policy = UpdatePolicy()
     private let pins = [Pin(name: "a", fingerprint: [UInt8](repeating: 1, count: 32), expires: 4_102_444_800)]
 
-    @Test("after a catch-up the next update may land anywhere in the interval, never later, never before retry_min")
+    @Test("after a catch-up the next update may land anywhere in one splayed period, never later, never before retry_min")
     func catchUpSpreadsOverTheInterval() {
         let week = policy.periodicUpdateInterval
-        #expect(NextUpdate.scheduled(pins: pins, now: 0, policy: policy, random: Fixed(fraction: 0), catchingUp: true) == week)
-        #expect(NextUpdate.scheduled(pins: pins, now: 0, policy: policy, random: Fixed(fraction: 0.5), catchingUp: true) == week / 2)
-        #expect(NextUpdate.scheduled(pins: pins, now: 0, policy: policy, random: Fixed(fraction: 1), catchingUp: true) == policy.retryMin)
-        #expect(NextUpdate.scheduled(pins: pins, now: 0, policy: policy, random: Fixed(fraction: 1)) == week - week / 10)
+        func next(_ fraction: Double, catchingUp: Bool = true) -> Int64 {
+            NextUpdate.scheduled(pins: pins, now: 0, policy: policy, random: Fixed(fraction: fraction), catchingUp: catchingUp)
+        }
+        #expect(next(0) == week)
+        #expect(next(0.5) == (week - week / 20) / 2 + (week - week / 20) % 2)
+        #expect(next(1) == policy.retryMin)
+        #expect(next(1, catchingUp: false) == week - week / 10)
     }
 
     @Test("what counts as catching up")

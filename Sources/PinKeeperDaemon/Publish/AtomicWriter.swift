@@ -18,7 +18,9 @@ public struct AtomicWriter: Sendable {
     /// leftovers of dead writers from a live writer's file.
     static func tempPrefix(for name: String) -> String { ".\(name).tmp-" }
 
-    public func write(_ data: Data, to name: String, in directory: String, mode: mode_t = 0o644) throws(FileError) {
+    /// Returns the identity of the file now in place.
+    @discardableResult
+    public func write(_ data: Data, to name: String, in directory: String, mode: mode_t = 0o644) throws(FileError) -> FileIdentity {
         let dir = fileSystem.openDirectory(directory)
         guard dir >= 0 else { throw FileError("cannot open directory", directory) }
         defer { close(dir) }
@@ -30,16 +32,19 @@ public struct AtomicWriter: Sendable {
         guard fd >= 0 else { throw FileError("cannot create", "\(directory)/\(temp)") }
         var renamed = false
         defer { if !renamed { unlinkat(dir, temp, 0) } }
+        var info = stat()
         do {
             defer { close(fd) }
             try writeAll(fd, data, path: "\(directory)/\(temp)")
             guard fileSystem.fsync(fd) == 0 else { throw FileError("cannot fsync", "\(directory)/\(temp)") }
             // The umask must not decide who may read the cache.
             guard fchmod(fd, mode) == 0 else { throw FileError("cannot chmod", "\(directory)/\(temp)") }
+            guard fstat(fd, &info) == 0 else { throw FileError("cannot stat", "\(directory)/\(temp)") }
         }
         guard fileSystem.rename(dir, temp, name) == 0 else { throw FileError("cannot rename into place", "\(directory)/\(name)") }
         renamed = true
         guard fileSystem.fsync(dir) == 0 else { throw FileError("cannot fsync directory", directory) }
+        return FileIdentity(info)
     }
 
     private func writeAll(_ fd: Int32, _ data: Data, path: String) throws(FileError) {

@@ -14,6 +14,8 @@ public struct StoreState: Codable, Sendable, Equatable {
     /// Validators of the last static list, for a conditional request.
     public var etag: String?
     public var lastModified: String?
+    /// SHA-256 (hex) of the last verified static list: the same body again is handled like a 304.
+    public var bodyDigest: String?
 
     public init() {}
 }
@@ -32,7 +34,7 @@ public struct StateDirectory: Sendable {
 
     /// A missing or unreadable state file means "nothing known yet": state is advisory.
     public func load(store: String) -> StoreState {
-        guard case .success(let data?) = readRegularFile("\(path)/\(fileName(for: store))"),
+        guard case .success(.read(let data, _)) = readRegularFile("\(path)/\(fileName(for: store))"),
               let state = try? JSONDecoder().decode(StoreState.self, from: data) else { return StoreState() }
         return state
     }
@@ -41,6 +43,6 @@ public struct StateDirectory: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(state) else { return }
-        try writer.write(data, to: fileName(for: store), in: path, mode: 0o644)
+        _ = try writer.write(data, to: fileName(for: store), in: path, mode: 0o644)
     }
 }

@@ -21,16 +21,16 @@ public enum NextUpdate {
     }
 
     /// The interval minus a random splay, which only ever makes the update earlier: up to 10 %
-    /// normally, so hosts keep their phase; anywhere in the interval after a catch-up update
-    /// (first fetch, or long overdue), because hosts that catch up together — a fleet booted in
-    /// the same second, or back from the same outage — would otherwise stay in lock-step for
-    /// days (a 10 % splay spreads them only as the square root of the number of periods).
-    /// Never sooner than `retry_min`, so a pin expiring in seconds cannot cause a busy loop.
+    /// normally, so hosts keep their phase. After a catch-up update (first fetch, or long
+    /// overdue) anywhere in one splayed period instead: hosts that catch up together — a fleet
+    /// booted in the same second, or back from the same outage — would otherwise stay in
+    /// lock-step for days (a 10 % splay spreads them only as the square root of the number of
+    /// periods). Never sooner than `retry_min`, so a pin expiring in seconds cannot busy-loop.
     public static func scheduled(pins: [Pin], now: Int64, policy: UpdatePolicy, random: RandomSource,
                                  catchingUp: Bool = false) -> Int64 {
         let base = interval(pins: pins, now: now, policy: policy)
         let floor = min(policy.retryMin, policy.periodicUpdateInterval)
-        let splay = random.uniform(upTo: catchingUp ? base : base / 10)
-        return now + max(base - splay, floor)
+        let regular = base - random.uniform(upTo: base / 10)
+        return now + max(catchingUp ? regular - random.uniform(upTo: regular) : regular, floor)
     }
 }

@@ -50,6 +50,7 @@ public struct StoreUpdater: Sendable {
             // When the file was left as it was, its nextUpdate is stale: remember the new one here.
             memory.retryAt = outcome.published ? nil : outcome.nextUpdate
             (memory.etag, memory.lastModified) = outcome.validators
+            memory.bodyDigest = outcome.bodyDigest
             remember(memory, store)
             logger.info("update succeeded", metadata: [
                 "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins.count)",
@@ -123,6 +124,7 @@ public struct StoreUpdater: Sendable {
         var pins: [Pin]
         var nextUpdate: Int64
         var validators: (etag: String?, lastModified: String?)
+        var bodyDigest: String?
         var notModified: Bool
         /// false when the response added nothing and the published file was left byte-identical.
         var published: Bool
@@ -134,7 +136,10 @@ public struct StoreUpdater: Sendable {
         let exchange = try ListExchange(store: store, previous: previous, memory: memory)
         let response = try await fetcher.fetch(exchange.request)
         let merged: PinMerger.Outcome
-        let notModified = response.status == 304 && exchange.isConditional
+        // Static lists: the same bytes as the last verified list are as good as a 304.
+        let digest = store.mode == .static && response.status == 200 ? Self.hexDigest(response.body) : nil
+        let notModified = (response.status == 304 && exchange.isConditional)
+            || (previous != nil && digest != nil && digest == memory.bodyDigest)
         var validators = store.mode == .static ? (response.header("etag"), response.header("last-modified")) : (nil, nil)
         if notModified, let previous {
             // Nothing changed on the server: no parsing, no verification, just re-publish.
@@ -142,7 +147,7 @@ public struct StoreUpdater: Sendable {
             guard !pins.isEmpty else { throw UpdateFailure(.storeEmpty, "the list is unchanged and every cached pin has expired") }
             merged = PinMerger.Outcome(pins: pins, domainsConfig: previous.list.domainsConfig, added: 0,
                                        expiredReceived: 0, unexpectedNames: [])
-            validators = (memory.etag, memory.lastModified)
+            if response.status == 304 { validators = (memory.etag, memory.lastModified) }
         } else {
             let list = try exchange.verifiedList(from: response, now: now)
             let merger = PinMerger(mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
@@ -153,7 +158,8 @@ public struct StoreUpdater: Sendable {
                 // Only expired entries: nothing to add, so the published pins stay exactly as they were.
                 let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random,
                                                 catchingUp: Self.isCatchUp(previous, store: store, now: now))
-                return Outcome(pins: merged.pins, nextUpdate: next, validators: validators, notModified: false, published: false)
+                return Outcome(pins: merged.pins, nextUpdate: next, validators: validators, bodyDigest: digest,
+                               notModified: false, published: false)
             }
         }
         let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random,
@@ -165,7 +171,12 @@ public struct StoreUpdater: Sendable {
         } catch {
             throw UpdateFailure(.writeFailed, "\(error); the published file was left as it was")
         }
-        return Outcome(pins: merged.pins, nextUpdate: next, validators: validators, notModified: notModified, published: true)
+        return Outcome(pins: merged.pins, nextUpdate: next, validators: validators,
+                       bodyDigest: digest ?? memory.bodyDigest, notModified: notModified, published: true)
+    }
+
+    static func hexDigest(_ body: Data) -> String {
+        SHA256.digest(Array(body)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     /// A catch-up update: nothing valid was cached, or the update is later than planned by more

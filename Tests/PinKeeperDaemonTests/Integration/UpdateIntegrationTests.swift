@@ -73,6 +73,20 @@ struct UpdateIntegrationTests {
         #expect(try sandbox.published("static").list.pins == [pin])
     }
 
+    @Test("static mode without ETag: the same bytes again are not parsed or verified; new bytes are")
+    func sameStaticBody() async throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("s", Lists.route(mode: "static", entries: [Lists.entry("cdn.example.com", 7)]))
+        let store = try sandbox.store("s", url: server.url("s"), mode: .static)
+        let updater = sandbox.updater()
+        #expect(await updater.update(store).notModified == false)
+        #expect(await updater.update(store).notModified == true)
+        try server.route("s", Lists.route(mode: "static", entries: [Lists.entry("cdn.example.com", 8)]))
+        let changed = await updater.update(store)
+        #expect(changed.result == .ok && !changed.notModified)
+        #expect(try sandbox.published("s").list.pins.count == 2)
+    }
+
     @Test("a 304 is not trusted when the request was not conditional")
     func unconditionalNotModified() async throws {
         let server = try FixtureServer(), sandbox = try Sandbox()

@@ -230,7 +230,7 @@ func unchangedList(_ args: Arguments) async {
     let tEncode = best { _ = file.encoded() }
     let tDigest = best { _ = SHA256.digest(Array(data)) }
 
-    // The whole update as the daemon runs it: 200 with the same body, and 304 (If-None-Match).
+    // The whole update as the daemon runs it: 200 with the same bytes (matched by SHA-256), and 304.
     let store = StoreConfig(id: "bench", url: "https://127.0.0.1/bench", publicKeys: verifier.keys, mode: .static, policy: Shared.bigPolicy)
     var full200 = Sample(), full304 = Sample()
     let withETag = updater(CannedFetcher(headers: ["etag": "\"bench\""], body: data), scratch)
@@ -242,7 +242,7 @@ func unchangedList(_ args: Arguments) async {
     for _ in 0..<runs {
         let (a, t200) = await time { await noETag.update(store) }
         let (b, t304) = await time { await withETag.update(store) }
-        guard a.result == .ok, b.result == .ok, b.notModified, !a.notModified else { fail("unchanged update: \(a) \(b)") }
+        guard a.result == .ok, b.result == .ok, b.notModified, a.notModified else { fail("unchanged update: \(a) \(b)") }
         full200.add(t200); full304.add(t304)
     }
     print("same list again, unchanged: \(cached.count) entries, all known (dedup before verify)")
@@ -250,12 +250,12 @@ func unchangedList(_ args: Arguments) async {
     line("merge (dedup, nothing to verify)", merge.text)
     line("publish", publish.text)
     line("parse + merge + publish (goal <= 50 ms)", total.text)
-    line("  of which: CacheDirectory.load (read+parse)", String(format: "%8.1f ms  (best of 5)", tLoad))
+    line("  of which: CacheDirectory.load (unchanged: memo)", String(format: "%8.1f ms  (best of 5)", tLoad))
     line("            CacheFile(json:)", String(format: "%8.1f ms  (PinList(json:) alone %.1f ms)", tCacheParse, tListParse))
     line("            CacheFile.encoded()", String(format: "%8.1f ms  (write + fsync + rename: the rest of publish)", tEncode))
     line("            SHA-256 of the 2.2 MB body", String(format: "%8.1f ms", tDigest))
-    line("StoreUpdater.update, 200 same body", full200.text)
-    line("StoreUpdater.update, 304 Not Modified", full304.text)
+    line("StoreUpdater.update, 200 same bytes (goal <= 50 ms)", full200.text)
+    line("StoreUpdater.update, 304 Not Modified (goal <= 50 ms)", full304.text)
 }
 
 // MARK: - challenge: 10,000 entries in a signed body

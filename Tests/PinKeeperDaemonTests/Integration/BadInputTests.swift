@@ -50,6 +50,11 @@ struct BadInputTests {
             Lists.route(entries: good, extra: ["behavior": "oversize", "oversize_bytes": 1 << 20]) },
         Case(name: "slow drip", expected: .networkError, reason: "timed out", policy: { $0.requestTimeout = 2 }) { _ in
             Lists.route(entries: good, extra: ["behavior": "drip", "drip_interval": 0.5]) },
+        Case(name: "server hangs after the headers", expected: .networkError, reason: "timed out",
+             policy: { $0.requestTimeout = 2 }) { _ in
+            Lists.route(entries: good, extra: ["behavior": "hang_after_headers", "hang_seconds": 30]) },
+        Case(name: "503 with Retry-After seconds", expected: .httpError, reason: "Retry-After 90s") { _ in
+            Lists.route(entries: good, extra: ["status": 503, "headers": ["Retry-After": "90"]]) },
         Case(name: "redirect to http://", expected: .networkError, reason: "non-HTTPS") { server in
             Lists.route(entries: good, extra: ["behavior": "redirect", "location": "http://127.0.0.1:{http_port}/bad"]) },
         Case(name: "redirect loop", expected: .networkError, reason: "redirects") { _ in

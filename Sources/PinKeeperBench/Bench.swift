@@ -51,6 +51,11 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
+/// The benchmark's inputs are its own: a failure is a broken set-up, reported and fatal.
+func must<T>(_ body: () throws -> T) -> T {
+    do { return try body() } catch { fail("\(error)") }
+}
+
 func read(_ path: String) -> Data {
     guard let data = FileManager.default.contents(atPath: path) else { fail("cannot read \(path)") }
     return data
@@ -157,18 +162,18 @@ func staticList(_ args: Arguments) async {
     for _ in 0..<runs {
         let cache = CacheDirectory(path: scratch.directory())
         let start = ContinuousClock.now
-        let (list, tParse) = time { try! PinList(json: data) }
+        let (list, tParse) = time { must { try PinList(json: data) } }
         let (outcome, tMerge) = time { () -> PinMerger.Outcome in
             do { return try merger.merge(cached: [], received: list, now: Shared.now) } catch { fail("merge: \(error)") }
         }
         let file = CacheFile(list: PinList(pins: outcome.pins, domainsConfig: outcome.domainsConfig),
                              metadata: .init(store: "bench", source: "https://127.0.0.1/bench", updated: Shared.now, nextUpdate: Shared.now + 3600))
-        let (_, tPublish) = time { try! cache.publish(file) }
+        let (_, tPublish) = time { must { try cache.publish(file) } }
         total.add((ContinuousClock.now - start).ms)
         parse.add(tParse); merge.add(tMerge); publish.add(tPublish)
         entries = outcome.added
     }
-    let list = try! PinList(json: data)
+    let list = must { try PinList(json: data) }
     let (_, sequential) = time { for pin in list.pins where !verifier.verifyEntry(pin) { fail("entry does not verify") } }
 
     var e2e = Sample()
@@ -204,19 +209,19 @@ func unchangedList(_ args: Arguments) async {
     let runs = args.int("runs", default: 7)
     let scratch = Scratch("unchanged")
     let merger = PinMerger(mode: .static, verifier: verifier)
-    let first = try! PinList(json: data)
-    let cached = try! merger.merge(cached: [], received: first, now: Shared.now).pins
+    let first = must { try PinList(json: data) }
+    let cached = must { try merger.merge(cached: [], received: first, now: Shared.now).pins }
 
     var parse = Sample(), merge = Sample(), publish = Sample(), total = Sample()
     let cache = CacheDirectory(path: scratch.directory())
     for _ in 0..<runs {
         let start = ContinuousClock.now
-        let (list, tParse) = time { try! PinList(json: data) }
-        let (outcome, tMerge) = time { try! merger.merge(cached: cached, received: list, now: Shared.now) }
+        let (list, tParse) = time { must { try PinList(json: data) } }
+        let (outcome, tMerge) = time { must { try merger.merge(cached: cached, received: list, now: Shared.now) } }
         guard outcome.added == 0 else { fail("unchanged list added \(outcome.added)") }
         let file = CacheFile(list: PinList(pins: outcome.pins, domainsConfig: outcome.domainsConfig),
                              metadata: .init(store: "bench", source: "https://127.0.0.1/bench", updated: Shared.now, nextUpdate: Shared.now + 3600))
-        let (_, tPublish) = time { try! cache.publish(file) }
+        let (_, tPublish) = time { must { try cache.publish(file) } }
         total.add((ContinuousClock.now - start).ms)
         parse.add(tParse); merge.add(tMerge); publish.add(tPublish)
     }
@@ -224,9 +229,9 @@ func unchangedList(_ args: Arguments) async {
     func best(_ body: () -> Void) -> Double { (0..<5).map { _ in time(body).1 }.min()! }
     let publishedBytes = read(cache.filePath(for: "bench"))
     let tLoad = best { _ = cache.load(store: "bench", now: Shared.now) }
-    let tCacheParse = best { _ = try! CacheFile(json: publishedBytes) }
-    let tListParse = best { _ = try! PinList(json: publishedBytes) }
-    let file = try! CacheFile(json: publishedBytes)
+    let tCacheParse = best { _ = must { try CacheFile(json: publishedBytes) } }
+    let tListParse = best { _ = must { try PinList(json: publishedBytes) } }
+    let file = must { try CacheFile(json: publishedBytes) }
     let tEncode = best { _ = file.encoded() }
     let tDigest = best { _ = SHA256.digest(Array(data)) }
 
@@ -275,11 +280,11 @@ func challengeList(_ args: Arguments) async {
         // The order of ListExchange.verifiedList: signature over challenge&body, then JSON.
         let (ok, tEnvelope) = time { verifier.verifyChallengeResponse(challenge: challenge, body: body, signatureBase64: signature) }
         guard ok else { fail("the challenge signature does not verify") }
-        let (list, tParse) = time { try! PinList(json: body) }
-        let (outcome, tMerge) = time { try! merger.merge(cached: [], received: list, now: Shared.now) }
+        let (list, tParse) = time { must { try PinList(json: body) } }
+        let (outcome, tMerge) = time { must { try merger.merge(cached: [], received: list, now: Shared.now) } }
         let file = CacheFile(list: PinList(pins: outcome.pins, domainsConfig: outcome.domainsConfig),
                              metadata: .init(store: "bench", source: "https://127.0.0.1/bench", updated: Shared.now, nextUpdate: Shared.now + 3600))
-        let (_, tPublish) = time { try! cache.publish(file) }
+        let (_, tPublish) = time { must { try cache.publish(file) } }
         total.add((ContinuousClock.now - start).ms)
         envelope.add(tEnvelope); parse.add(tParse); merge.add(tMerge); publish.add(tPublish)
         entries = outcome.added
@@ -396,7 +401,7 @@ final class FastVerifier: @unchecked Sendable {  // immutable after init; contex
 }
 
 func verifyBench(_ args: Arguments) {
-    let list = try! PinList(json: read(args.string("list")))
+    let list = must { try PinList(json: read(args.string("list"))) }
     let base64 = args.string("public-key")
     let verifier = SignatureVerifier(keys: [key(base64)])
     let fast = FastVerifier(base64: base64)

@@ -207,34 +207,6 @@ public final class CacheReader: Sendable {
     }
 }
 
-/// What `stat` says about the file: enough to notice an atomic replacement or an edit.
-struct FileIdentity: Equatable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modifiedSeconds: Int
-    var modifiedNanoseconds: Int
-
-    init(_ info: stat) {
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        modifiedSeconds = info.st_mtim.tv_sec
-        modifiedNanoseconds = info.st_mtim.tv_nsec
-    }
-
-    enum Observed: Equatable, Sendable {
-        case missing
-        case file(FileIdentity)
-        case failed(errno: Int32)
-    }
-
-    static func of(_ path: String) -> Observed {
-        var info = stat()
-        if stat(path, &info) == 0 { return .file(FileIdentity(info)) }
-        return errno == ENOENT ? .missing : .failed(errno: errno)
-    }
-}
 
 /// The reader's parsed state: the file version it came from and its pins indexed by name.
 private struct Loaded: Sendable {

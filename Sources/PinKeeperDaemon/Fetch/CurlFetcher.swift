@@ -30,10 +30,9 @@ public struct CurlFetcher: HTTPFetching {
     }
 }
 
-/// One transfer's curl handles and buffers.
-// @unchecked: buffers are touched only by the transfer thread; `cancel` uses an atomic and
-// curl_multi_wakeup, which libcurl documents as callable from any thread.
-final class CurlTransfer: @unchecked Sendable {
+/// One transfer's curl handles and buffers. Buffers are touched only by the transfer thread;
+/// `cancel` uses an atomic and curl_multi_wakeup, which libcurl documents as callable from any thread.
+final class CurlTransfer: @unchecked Sendable {  // safe: see above (thread-confined buffers, atomic cancel)
     let request: HTTPRequest
     let userAgent: String
     private let cancelled = Atomic<Bool>(false)

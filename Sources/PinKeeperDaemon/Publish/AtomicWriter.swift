@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PinKeeper
 
 /// Replaces a file so that readers see either the old or the new bytes, never a partial,
 /// empty or missing file: exclusive temp file in the same directory, write, fsync, chmod,

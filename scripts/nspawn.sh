@@ -348,3 +348,18 @@ _container_test_cleanup() {
     fi
     echo "$_ct_name: logs in $logs"
 }
+
+# Boots $root (scratch files in $work), waits for systemd and records the "boot" check; a
+# container that does not boot ends the test (die). The console log is kept in $logs.
+container_boot_checked() {
+    nspawn_boot "$root" "$work" || die "the container did not boot; console: $work/console.log"
+    echo "systemd-nspawn PID $NSPAWN_PID, container PID 1 = host PID $NSPAWN_PID1"
+    if state=$(nspawn_wait_running 90); then
+        check_pass boot "systemctl is-system-running: $state"
+        [[ $state == degraded ]] && check_info "failed units: $(in_container systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')"
+    else
+        check_fail boot "the container's systemd did not finish booting"
+        die "cannot go on without a booted container; console: $work/console.log"
+    fi
+    cp "$work/console.log" "$logs/console.log" 2>/dev/null
+}

@@ -154,16 +154,7 @@ fixture_route app/init challenge "$delay" "$fp1" "$fp2"
 echo "https://localhost:$FIXTURE_PORT (PID $FIXTURE_PID); store $store answers after $delay s"
 
 step "boot the root with systemd-nspawn"
-nspawn_boot "$root" "$work" || die "the container did not boot; console: $work/console.log"
-echo "systemd-nspawn PID $NSPAWN_PID, container PID 1 = host PID $NSPAWN_PID1"
-if state=$(nspawn_wait_running 90); then
-    check_pass boot "systemctl is-system-running: $state"
-    [[ $state == degraded ]] && check_info "failed units: $(in_container systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')"
-else
-    check_fail boot "the container's systemd did not finish booting"
-    die "cannot go on without a booted container; console: $work/console.log"
-fi
-cp "$work/console.log" "$logs/console.log" 2>/dev/null
+container_boot_checked
 
 # Enabled by the package, so already started at boot, with the sample configuration (no store).
 at_boot="$(show ActiveState)/$(show SubState)"

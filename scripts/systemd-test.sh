@@ -76,16 +76,7 @@ fixture_store_toml "$store" "app/init?appName=$store" challenge /etc/pinkeeper/t
 
 # ------------------------------------------------------------------ 4. boot
 step "boot the root with systemd-nspawn"
-nspawn_boot "$root" "$work" || die "the container did not boot; console: $work/console.log"
-echo "systemd-nspawn PID $NSPAWN_PID, container PID 1 = host PID $NSPAWN_PID1"
-if state=$(nspawn_wait_running 90); then
-    check_pass boot "systemctl is-system-running: $state"
-    [[ $state == degraded ]] && check_info "failed units: $(in_container systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')"
-else
-    check_fail boot "the container's systemd did not finish booting"
-    die "cannot go on without a booted container; console: $work/console.log"
-fi
-cp "$work/console.log" "$logs/console.log" 2>/dev/null
+container_boot_checked
 
 show() { in_container systemctl show pinkeeper --value -p "$1" 2>/dev/null; }
 journal_tail() { in_container journalctl -u pinkeeper --no-pager -o cat -n "${1:-5}" 2>/dev/null | sed 's/^/      | /'; }

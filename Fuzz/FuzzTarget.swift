@@ -17,7 +17,7 @@
 import Foundation
 import PinKeeper
 
-/// Key B of the shared test vectors (its private key is public: a test key).
+/// Key B of the test vectors in Tests/Fixtures/vectors (its private key is public: a test key).
 private let keyB = try! PublicKey(base64: "BC3kV9OIDnMuVoCdDR9nEA/JidJLTTDLuSA2TSZsGgODSshfbZg31MS90WC/HdbU/A5WL5GmyDkE/iks6INv+XE=")
 private let verifierB = SignatureVerifier(keys: [keyB])
 /// A fixed "now" (2025-01-01) so expiry decisions do not depend on when the fuzzer runs.

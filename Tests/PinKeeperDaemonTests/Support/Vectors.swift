@@ -2,7 +2,7 @@ import Foundation
 import PinKeeper
 @testable import PinKeeperDaemon
 
-/// The shared test vectors (`<package root>/../shared/vectors`), found from this file's path.
+/// The test vectors in `Tests/Fixtures/vectors` (see its README), found from this file's path.
 enum Vectors {
     static let root: URL = {
         var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -10,7 +10,7 @@ enum Vectors {
             if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) { break }
             directory = directory.deletingLastPathComponent()
         }
-        return directory.appendingPathComponent("../shared/vectors").standardized
+        return directory.appendingPathComponent("Tests/Fixtures/vectors")
     }()
 
     static func data(_ path: String) throws -> Data {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where things are when tests run: the package root, the shared vectors, the built binary.
+/// Where things are when tests run: the package root, the fixtures, the built binary.
 enum TestEnvironment {
     static let packageRoot: URL = {
         var dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -34,8 +34,9 @@ struct TLSConnectError: Error, CustomStringConvertible {
 /// `pinkeeper validate --connect`: a real TLS handshake with OpenSSL's libssl.
 enum TLSConnect {
     /// Connects to `host:port`, sends `serverName` as SNI (unless it is an IP address) and
-    /// verifies the chain for it with OpenSSL's default trust (which honours `SSL_CERT_FILE`
-    /// and `SSL_CERT_DIR`) plus `caFile`. Verification runs in full but does not abort the
+    /// verifies the chain for it against `caFile` alone when given (it replaces the default
+    /// trust, as for list fetches), else against OpenSSL's default trust (which honours
+    /// `SSL_CERT_FILE` and `SSL_CERT_DIR`). Verification runs in full but does not abort the
     /// handshake, so that the presented chain can be shown even when it is not trusted; no
     /// application data is ever sent.
     static func handshake(host: String, port: UInt16, serverName: String, caFile: String?,
@@ -48,9 +49,12 @@ enum TLSConnect {
         guard pinkeeper_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
             throw setupError("SSL_CTX_set_min_proto_version")
         }
-        guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw setupError("SSL_CTX_set_default_verify_paths") }
-        if let caFile, SSL_CTX_load_verify_file(context, caFile) != 1 {
-            throw TLSConnectError(kind: .caFile, description: "the store's ca_file \(caFile) holds no usable CA certificate\(drainErrors())")
+        if let caFile {
+            guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
+                throw TLSConnectError(kind: .caFile, description: "the store's ca_file \(caFile) holds no usable CA certificate\(drainErrors())")
+            }
+        } else {
+            guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw setupError("SSL_CTX_set_default_verify_paths") }
         }
         SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)  // verified below, after the chain is in hand
 

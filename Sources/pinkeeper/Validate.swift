@@ -10,8 +10,9 @@ struct Validate: ParsableCommand {
             Wultra semantics (PROTOCOL.md §5) against the store's cache file plus its fallback pins: \
             the name is matched exactly; expired pins never count; with a chain, each pin is \
             compared with the certificate at its depth. --connect first verifies the chain and the \
-            host name with OpenSSL (default trust, which honours SSL_CERT_FILE, plus the store's \
-            ca_file) and prints every presented certificate with its SHA-256 fingerprint.
+            host name with OpenSSL (against the store's ca_file alone when it has one, else \
+            OpenSSL's default trust, which honours SSL_CERT_FILE) and prints every presented \
+            certificate with its SHA-256 fingerprint.
 
             Exit status: 0 trusted; 1 untrusted (or TLS verification failed); 2 empty (no valid pin \
             for the name: reject, and update the store); 64 usage error or unknown store; 65 bad \

@@ -1,4 +1,4 @@
-// libssl (OpenSSL 3) for `pinkeeper validate --connect`: a real TLS handshake whose presented
+// libssl (OpenSSL 3) for `pinkeeper validate --connect`: a real TLS handshake whose verified
 // chain is checked against the pins. Only the executable uses it; the PinKeeper reader library
 // stays on libcrypto alone.
 #ifndef PINKEEPER_CLIBSSL_SHIM_H

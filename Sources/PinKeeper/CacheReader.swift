@@ -60,8 +60,8 @@ public final class CacheReader: Sendable {
 
     // MARK: Questions
 
-    /// Checks one certificate fingerprint (raw SHA-256 of its DER) presented at `depth`
-    /// (0 = leaf, 1 = first intermediate, …).
+    /// Checks one certificate fingerprint (raw SHA-256 of its DER) at `depth` of the verified
+    /// chain (0 = leaf, 1 = its issuer, …).
     public func verdict(commonName: String, fingerprint: [UInt8], depth: Int = 0,
                         now: Int64 = CacheReader.now()) -> Verdict {
         current().validator(for: commonName, expected: expectedCommonNames)
@@ -73,23 +73,27 @@ public final class CacheReader: Sendable {
         verdict(commonName: commonName, fingerprint: SHA256.digest(certificateDER), depth: 0, now: now)
     }
 
-    /// Checks a presented chain of DER certificates, leaf first: each pin is compared with the
-    /// certificate at its depth; pins deeper than the chain are skipped.
-    public func verdict(commonName: String, chain: [[UInt8]], now: Int64 = CacheReader.now()) -> Verdict {
+    /// Checks the *verified* chain of DER certificates, leaf first: the path the TLS stack built
+    /// and accepted (with OpenSSL, `SSL_get0_verified_chain`), ending with the trust anchor. Never
+    /// pass the certificates the server sent (`SSL_get_peer_cert_chain`): a server may append
+    /// any public certificate, even a pinned one, which path building ignores. Each pin is
+    /// compared with the certificate at its depth; pins deeper than the chain are skipped.
+    public func verdict(commonName: String, verifiedChain: [[UInt8]], now: Int64 = CacheReader.now()) -> Verdict {
         current().validator(for: commonName, expected: expectedCommonNames)
-            .validate(commonName: commonName, chain: chain, now: now)
+            .validate(commonName: commonName, verifiedChain: verifiedChain, now: now)
     }
 
-    /// Checks a parsed chain, leaf first, for `commonName`.
-    public func verdict(commonName: String, chain: [Certificate], now: Int64 = CacheReader.now()) -> Verdict {
-        verdict(commonName: commonName, chain: chain.map(\.der), now: now)
+    /// Checks the parsed *verified* chain, leaf first, for `commonName` (see `verdict(commonName:verifiedChain:now:)`
+    /// for the DER form: never the certificates the server sent).
+    public func verdict(commonName: String, verifiedChain: [Certificate], now: Int64 = CacheReader.now()) -> Verdict {
+        verdict(commonName: commonName, verifiedChain: verifiedChain.map(\.der), now: now)
     }
 
-    /// Checks a parsed chain for the leaf's own (most specific) common name, as Android does.
-    /// A chain without a leaf CN is untrusted.
-    public func verdict(chain: [Certificate], now: Int64 = CacheReader.now()) -> Verdict {
-        guard let name = chain.first?.commonName else { return .untrusted }
-        return verdict(commonName: name, chain: chain, now: now)
+    /// Checks the parsed *verified* chain, leaf first, for the leaf's own (most specific) common
+    /// name, as Android does. A chain without a leaf CN is untrusted.
+    public func verdict(verifiedChain: [Certificate], now: Int64 = CacheReader.now()) -> Verdict {
+        guard let name = verifiedChain.first?.commonName else { return .untrusted }
+        return verdict(commonName: name, verifiedChain: verifiedChain, now: now)
     }
 
     // MARK: Inspection

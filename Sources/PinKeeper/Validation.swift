@@ -19,23 +19,26 @@ public struct PinValidator: Sendable {
         self.domainsConfig = domainsConfig
     }
 
-    /// Checks one certificate fingerprint (raw SHA-256 of its DER) presented at `depth`.
+    /// Checks one certificate fingerprint (raw SHA-256 of its DER) at `depth` of the verified chain.
     public func validate(commonName: String, fingerprint: [UInt8], depth: Int = 0, now: Int64) -> Verdict {
         decide(commonName: commonName, now: now) { pin in
             pin.depth == depth ? pin.fingerprint == fingerprint : nil
         }
     }
 
-    /// Checks a presented chain of DER certificates, leaf first: each pin is compared with the
-    /// certificate at its `depth`; pins deeper than the chain are skipped.
-    public func validate(commonName: String, chain: [[UInt8]], now: Int64) -> Verdict {
-        let digests = chain.map(SHA256.digest)
+    /// Checks the *verified* chain of DER certificates, leaf first: the path the TLS stack built
+    /// and accepted (with OpenSSL, `SSL_get0_verified_chain`), ending with the trust anchor. Never
+    /// pass the certificates the server sent: a server may append any public certificate, even
+    /// a pinned one, which path building ignores. Each pin is compared with the certificate at
+    /// its `depth`; pins deeper than the chain are skipped.
+    public func validate(commonName: String, verifiedChain: [[UInt8]], now: Int64) -> Verdict {
+        let digests = verifiedChain.map(SHA256.digest)
         return decide(commonName: commonName, now: now) { pin in
             pin.depth < digests.count ? digests[pin.depth] == pin.fingerprint : nil
         }
     }
 
-    /// `matches` returns nil when a pin does not apply to what was presented, else whether it matched.
+    /// `matches` returns nil when a pin does not apply to the certificates given, else whether it matched.
     private func decide(commonName: String, now: Int64, matches: (Pin) -> Bool?) -> Verdict {
         if let domainsConfig, !domainsConfig.pinningRequired(for: commonName) { return .trusted }
         if let expectedCommonNames, !expectedCommonNames.contains(commonName) { return .untrusted }

@@ -2,11 +2,15 @@ import CLibssl
 import Glibc
 import PinKeeper
 
-/// What one TLS handshake showed: the chain as the server presented it, and whether OpenSSL's
-/// normal verification (chain to a trusted root, and the host name) accepted it.
+/// What one TLS handshake showed: whether OpenSSL's normal verification (a path to a trusted
+/// root, and the host name) accepted the server, the chain it verified, and what the server sent.
 struct TLSHandshake {
-    /// DER certificates in the order the server sent them: index = depth (0 = leaf).
-    var chain: [[UInt8]]
+    /// DER certificates of the path OpenSSL built and verified, leaf first, ending with the
+    /// trust anchor: index = depth. Empty unless verification succeeded. Only this chain may be
+    /// compared with pins: the server may send any extra certificate, which path building ignores.
+    var verifiedChain: [[UInt8]]
+    /// DER certificates in the order the server sent them; shown when verification failed.
+    var presentedChain: [[UInt8]]
     /// OpenSSL's reason when the chain or the host name did not verify; nil when both did.
     var verificationFailure: String?
     /// The address the connection reached, e.g. `127.0.0.1:8443`.
@@ -34,8 +38,9 @@ struct TLSConnectError: Error, CustomStringConvertible {
 /// `pinkeeper validate --connect`: a real TLS handshake with OpenSSL's libssl.
 enum TLSConnect {
     /// Connects to `host:port`, sends `serverName` as SNI (unless it is an IP address) and
-    /// verifies the chain for it with OpenSSL's default trust (which honours `SSL_CERT_FILE`
-    /// and `SSL_CERT_DIR`) plus `caFile`. Verification runs in full but does not abort the
+    /// verifies the chain for it against `caFile` alone when given (it replaces the default
+    /// trust, as for list fetches), else against OpenSSL's default trust (which honours
+    /// `SSL_CERT_FILE` and `SSL_CERT_DIR`). Verification runs in full but does not abort the
     /// handshake, so that the presented chain can be shown even when it is not trusted; no
     /// application data is ever sent.
     static func handshake(host: String, port: UInt16, serverName: String, caFile: String?,
@@ -48,9 +53,12 @@ enum TLSConnect {
         guard pinkeeper_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
             throw setupError("SSL_CTX_set_min_proto_version")
         }
-        guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw setupError("SSL_CTX_set_default_verify_paths") }
-        if let caFile, SSL_CTX_load_verify_file(context, caFile) != 1 {
-            throw TLSConnectError(kind: .caFile, description: "the store's ca_file \(caFile) holds no usable CA certificate\(drainErrors())")
+        if let caFile {
+            guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
+                throw TLSConnectError(kind: .caFile, description: "the store's ca_file \(caFile) holds no usable CA certificate\(drainErrors())")
+            }
+        } else {
+            guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw setupError("SSL_CTX_set_default_verify_paths") }
         }
         SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)  // verified below, after the chain is in hand
 
@@ -85,23 +93,34 @@ enum TLSConnect {
         }
         defer { _ = SSL_shutdown(ssl) }
 
-        var chain: [[UInt8]] = []
-        if let stack = SSL_get_peer_cert_chain(ssl) {
-            for index in 0..<OPENSSL_sk_num(stack) {
-                guard let raw = OPENSSL_sk_value(stack, index), let der = Certificate.encodeDER(OpaquePointer(raw)) else { continue }
-                chain.append(der)
-            }
-        }
+        let presented = derCertificates(SSL_get_peer_cert_chain(ssl)) ?? []
+        var verified: [[UInt8]] = []
         var failure: String?
         let verification = SSL_get_verify_result(ssl)
-        if SSL_get0_peer_certificate(ssl) == nil || chain.isEmpty {
+        if SSL_get0_peer_certificate(ssl) == nil || presented.isEmpty {
             failure = "the server presented no certificate"
         } else if verification != X509_V_OK {
             failure = String(cString: X509_verify_cert_error_string(verification))
+        } else if let chain = derCertificates(SSL_get0_verified_chain(ssl)), !chain.isEmpty {
+            verified = chain
+        } else {
+            failure = "OpenSSL did not report the verified chain"
         }
         let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? "?"
-        return TLSHandshake(chain: chain, verificationFailure: failure, peer: peer,
+        return TLSHandshake(verifiedChain: verified, presentedChain: presented, verificationFailure: failure, peer: peer,
                             protocolVersion: String(cString: SSL_get_version(ssl)), cipher: cipher)
+    }
+
+    /// The DER encodings of a `STACK_OF(X509)`, in stack order; nil when there is no stack or a
+    /// certificate cannot be encoded (skipping it would shift every depth after it).
+    private static func derCertificates(_ stack: OpaquePointer?) -> [[UInt8]]? {
+        guard let stack else { return nil }
+        var chain: [[UInt8]] = []
+        for index in 0..<OPENSSL_sk_num(stack) {
+            guard let raw = OPENSSL_sk_value(stack, index), let der = Certificate.encodeDER(OpaquePointer(raw)) else { return nil }
+            chain.append(der)
+        }
+        return chain
     }
 
     // MARK: TCP

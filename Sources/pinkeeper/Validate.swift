@@ -10,8 +10,11 @@ struct Validate: ParsableCommand {
             Wultra semantics (PROTOCOL.md §5) against the store's cache file plus its fallback pins: \
             the name is matched exactly; expired pins never count; with a chain, each pin is \
             compared with the certificate at its depth. --connect first verifies the chain and the \
-            host name with OpenSSL (default trust, which honours SSL_CERT_FILE, plus the store's \
-            ca_file) and prints every presented certificate with its SHA-256 fingerprint.
+            host name with OpenSSL (against the store's ca_file alone when it has one, else \
+            OpenSSL's default trust, which honours SSL_CERT_FILE), then prints the verified chain \
+            (leaf first, up to the trusted root) with SHA-256 fingerprints and compares the pins \
+            with it; certificates the server sent outside that chain are listed and ignored. \
+            --certificate takes the file's order as the verified chain and verifies nothing.
 
             Exit status: 0 trusted; 1 untrusted (or TLS verification failed); 2 empty (no valid pin \
             for the name: reject, and update the store); 64 usage error or unknown store; 65 bad \
@@ -31,10 +34,11 @@ struct Validate: ParsableCommand {
     @Option(help: "Base64 (or hex) SHA-256 of the DER certificate.")
     var fingerprint: String?
 
-    @Option(help: "With --fingerprint: the certificate's position in its chain (0 = leaf).")
+    @Option(help: "With --fingerprint: the certificate's position in the verified chain (0 = leaf).")
     var depth: Int?
 
-    @Option(help: ArgumentHelp("A PEM or DER certificate file; a chain is allowed, leaf first.", valueName: "file"))
+    @Option(help: ArgumentHelp("A PEM or DER certificate file; a chain is allowed, leaf first, standing for the verified chain.",
+                               valueName: "file"))
     var certificate: String?
 
     @Option(help: ArgumentHelp("Do a TLS handshake with HOST (port 443 unless given) using --name as SNI.",
@@ -78,9 +82,10 @@ struct Validate: ParsableCommand {
         if let fingerprint, let digest = Self.digest(fingerprint) {
             verdict = reader.verdict(commonName: name, fingerprint: digest, depth: depth ?? 0)
         } else if let certificate {
+            // The file stands for a verified chain: nothing here builds or checks the path.
             let chain = readChain(certificate)
             printChain(chain)
-            verdict = reader.verdict(commonName: name, chain: chain)
+            verdict = reader.verdict(commonName: name, verifiedChain: chain)
         } else if let connect, let (host, port) = Self.endpoint(connect) {
             verdict = connectAndCheck(host: host, port: port, caFile: storeConfig.caFile, reader: reader)
         } else {
@@ -117,36 +122,53 @@ struct Validate: ParsableCommand {
             }
         }
         print("connected to \(handshake.peer) (\(handshake.protocolVersion), \(handshake.cipher)), server name \(name)")
-        var chain: [Certificate] = []
-        for (depth, der) in handshake.chain.enumerated() {
-            do {
-                chain.append(try Certificate(der: der))
-            } catch {
-                fail(65, "the server's certificate at depth \(depth) cannot be parsed: \(error)")
-            }
-        }
-        printChain(chain)
         if let failure = handshake.verificationFailure {
+            print("presented by the server (not verified), in the order sent:")
+            printChain(parse(handshake.presentedChain, "the server's certificate"), verified: false)
             print("untrusted: TLS verification for '\(name)' failed: \(failure); pins were not consulted")
             Foundation.exit(1)
         }
-        print("chain and host name verified for '\(name)'")
-        return reader.verdict(commonName: name, chain: chain)
+        // Pins are compared with the path OpenSSL verified, never with what the server sent: a
+        // server may append any public certificate, which path building ignores.
+        print("chain and host name verified for '\(name)'; the verified chain, leaf first:")
+        let verified = parse(handshake.verifiedChain, "the verified chain's certificate")
+        printChain(verified)
+        for der in handshake.presentedChain where !handshake.verifiedChain.contains(der) {
+            guard let extra = try? Certificate(der: der) else { continue }
+            print("not in the verified chain, ignored: \(describe(extra))")
+        }
+        return reader.verdict(commonName: name, verifiedChain: verified)
+    }
+
+    private func parse(_ chain: [[UInt8]], _ what: String) -> [Certificate] {
+        var certificates: [Certificate] = []
+        for (depth, der) in chain.enumerated() {
+            do {
+                certificates.append(try Certificate(der: der))
+            } catch {
+                fail(65, "\(what) at depth \(depth) cannot be parsed: \(error)")
+            }
+        }
+        return certificates
     }
 
     // MARK: Output
 
-    /// One line per certificate: what an operator needs to write a list entry for it.
-    private func printChain(_ chain: [Certificate]) {
-        for (depth, certificate) in chain.enumerated() {
-            var line = "depth \(depth): \(certificate.subject.isEmpty ? "(empty subject)" : certificate.subject)"
-            line += "  sha256 \(certificate.fingerprintBase64)"
+    /// One line per certificate: what an operator needs to write a list entry for it. Positions
+    /// are depths only in a verified chain; an unverified one is numbered as `position`.
+    private func printChain(_ chain: [Certificate], verified: Bool = true) {
+        for (index, certificate) in chain.enumerated() {
+            var line = "\(verified ? "depth" : "position") \(index): \(describe(certificate))"
             if let notAfter = certificate.notAfter { line += "  expires \(notAfter) (\(Timestamp.iso(notAfter)))" }
             print(line)
         }
         if let leafName = chain.first?.commonName, leafName != name {
             print("note: the leaf's common name is '\(leafName)'; pins are looked up under --name '\(name)'")
         }
+    }
+
+    private func describe(_ certificate: Certificate) -> String {
+        "\(certificate.subject.isEmpty ? "(empty subject)" : certificate.subject)  sha256 \(certificate.fingerprintBase64)"
     }
 
     private func report(_ verdict: Verdict, reader: CacheReader) -> Never {

@@ -42,7 +42,7 @@ struct CacheReaderTests {
         #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(2), depth: 1, now: now) == .untrusted)
     }
 
-    @Test("a DER leaf and a real chain: each pin is compared with the certificate at its depth")
+    @Test("a DER leaf and a real verified chain: each pin is compared with the certificate at its depth")
     func certificatesAndChains() throws {
         let fixture = CacheFixture()
         let leaf = ReaderCertificates.fingerprint("leaf"), intermediate = ReaderCertificates.fingerprint("intermediate")
@@ -54,20 +54,20 @@ struct CacheReaderTests {
         let reader = try CacheReader(path: fixture.path)
         #expect(reader.verdict(commonName: "api.example.com", certificateDER: ReaderCertificates.bytes("leaf.der")) == .trusted)
         #expect(reader.verdict(commonName: "api.example.com", certificateDER: ReaderCertificates.bytes("root.der")) == .untrusted)
-        #expect(reader.verdict(commonName: "api.example.com", chain: ders) == .trusted)
-        #expect(reader.verdict(chain: chain) == .trusted)  // the leaf's own CN
+        #expect(reader.verdict(commonName: "api.example.com", verifiedChain: ders) == .trusted)
+        #expect(reader.verdict(verifiedChain: chain) == .trusted)  // the leaf's own CN
 
         // Only the intermediate is pinned: the chain is trusted, the leaf alone matches nothing at depth 0.
         fixture.publish([Pin(name: "api.example.com", fingerprint: intermediate, expires: future, depth: 1)])
-        #expect(reader.verdict(commonName: "api.example.com", chain: chain) == .trusted)
+        #expect(reader.verdict(commonName: "api.example.com", verifiedChain: chain) == .trusted)
         #expect(reader.verdict(commonName: "api.example.com", certificateDER: ders[0]) == .empty)
-        // A pin deeper than the presented chain is skipped, not counted as a failed attempt.
+        // A pin deeper than the chain is skipped, not counted as a failed attempt.
         fixture.publish([Pin(name: "api.example.com", fingerprint: leaf, expires: future, depth: 5)])
-        #expect(reader.verdict(commonName: "api.example.com", chain: ders) == .empty)
+        #expect(reader.verdict(commonName: "api.example.com", verifiedChain: ders) == .empty)
 
         // A chain whose leaf has no CN cannot be looked up by its own name.
         let noName = try Certificate.chain(from: ReaderCertificates.bytes("nocn.pem"))
-        #expect(reader.verdict(chain: noName) == .untrusted)
+        #expect(reader.verdict(verifiedChain: noName) == .untrusted)
     }
 
     @Test("expected_common_names: any other name is untrusted, even with no file at all")

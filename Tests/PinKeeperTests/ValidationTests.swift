@@ -120,7 +120,7 @@ struct ValidationTests {
     static let otherDER: [UInt8] = Array("some other certificate".utf8)
 
     func chainVerdict(_ pins: [Pin], _ chain: [[UInt8]]) -> Verdict {
-        PinValidator(pins: pins).validate(commonName: name, chain: chain, now: now)
+        PinValidator(pins: pins).validate(commonName: name, verifiedChain: chain, now: now)
     }
 
     func pin(for der: [UInt8], depth: Int, expires: Int64? = nil) -> Pin {

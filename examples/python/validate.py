@@ -93,7 +93,7 @@ def main():
     parser.add_argument("cache_file")
     parser.add_argument("common_name")
     parser.add_argument("fingerprint", help="base64 SHA-256 of the DER certificate")
-    parser.add_argument("--depth", type=int, default=0, help="position in the chain (0 = leaf)")
+    parser.add_argument("--depth", type=int, default=0, help="position in the verified chain, never in what the server sent (0 = leaf)")
     parser.add_argument("--fallback", help="the store's fallback_file (a Wultra list)")
     parser.add_argument("--expected-name", action="append", dest="expected_names",
                         help="the store's expected_common_names (repeatable)")

@@ -5,7 +5,8 @@
 #
 # FINGERPRINT: standard base64 of the SHA-256 of the certificate's DER bytes, e.g.
 #   openssl x509 -in cert.pem -outform DER | openssl dgst -sha256 -binary | base64
-# -d DEPTH: the certificate's position in its chain (0 = leaf, the default).
+# -d DEPTH: the certificate's position in the verified chain, never in what the server sent
+#           (0 = leaf, the default).
 # -t NOW:   validate as of this Unix time (default: now).
 #
 # Prints trusted, untrusted or empty and exits 0, 1 or 2 (reject on both 1 and 2; 2 means the

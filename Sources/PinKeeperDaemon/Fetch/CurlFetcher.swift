@@ -108,10 +108,13 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (thread-conf
         for (option, value) in strings where pk_curl_set_string(easy, option, value) != CURLE_OK {
             return "libcurl refused option \(option.rawValue) (is libcurl built with OpenSSL, HTTPS and zlib?)"
         }
-        let pointers: [(CURLoption, UnsafeMutableRawPointer?)] = [
+        var pointers: [(CURLoption, UnsafeMutableRawPointer?)] = [
             (CURLOPT_WRITEDATA, me), (CURLOPT_HEADERDATA, me), (CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)),
             (CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer)),
         ]
+        // ca_file replaces the system store: CAINFO alone would leave libcurl's compiled-in CA
+        // directory (CAPATH, /etc/ssl/certs on Debian) trusted beside it.
+        if request.caFile != nil { pointers.append((CURLOPT_CAPATH, nil)) }
         for (option, value) in pointers where pk_curl_set_pointer(easy, option, value) != CURLE_OK {
             return "libcurl refused option \(option.rawValue)"
         }

@@ -25,7 +25,7 @@ struct ConnectTests {
                   environment: environment)
     }
 
-    @Test("the pinned certificate: verified, then trusted (0); the presented chain is printed")
+    @Test("the pinned certificate: verified, then trusted (0); the verified chain is printed")
     func pinned() throws {
         let server = try FixtureServer(), world = try pinnedWorld()
         let result = connect(world, port: server.port)
@@ -48,7 +48,7 @@ struct ConnectTests {
         #expect(result.stdout.contains("untrusted: store 'api' pins 'localhost', but not this certificate"))
     }
 
-    @Test("a presented chain of two: a pin at depth 1 matches the CA certificate the server sent")
+    @Test("a chain of two: a pin at depth 1 matches the CA certificate, which the server also sent")
     func chainDepth() throws {
         _ = OpenSSL.extraCertificates
         let server = try FixtureServer(certificate: "readers/chained"), world = try ReaderWorld()
@@ -57,6 +57,53 @@ struct ConnectTests {
         let result = connect(world, port: server.port)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("depth 1: CN=pinkeeper test CA  sha256 \(OpenSSL.fingerprint(pem: Self.ca))"))
+    }
+
+    @Test("a pinned CA certificate the server appends outside the leaf's path does not count: untrusted (1)")
+    func appendedIntermediate() throws {
+        // The attack: any CA-valid leaf for the name, followed by a genuine, public certificate
+        // that the store pins at depth 1. OpenSSL builds the path without it.
+        let pki = TestPKI("appended")
+        let root = pki.ca("root")
+        pki.ca("pinned", issuer: "root")  // valid, but not the leaf's issuer
+        pki.leaf("leaf", issuer: "root")
+        pki.bundle("presented", ["leaf", "pinned"])
+        let server = try FixtureServer(certificateFile: pki.pem("presented"), keyFile: pki.key("presented"))
+        let world = try ReaderWorld()
+        try world.configure([.init(id: "api")])
+        let pinned = OpenSSL.fingerprint(pem: pki.pem("pinned"))
+        try world.publish("api", [Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: pki.pem("pinned")),
+                                      expires: ReaderWorld.future, depth: 1)])
+        let result = connect(world, port: server.port, environment: ["SSL_CERT_FILE": pki.pem("root")])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("chain and host name verified for 'localhost'"))
+        #expect(result.stdout.contains("depth 1: CN=\(root)  sha256 \(OpenSSL.fingerprint(pem: pki.pem("root")))"))
+        #expect(!result.stdout.contains("depth 1: CN=pinkeeper test pinned"))
+        #expect(result.stdout.contains("not in the verified chain, ignored: CN=pinkeeper test pinned"))
+        #expect(result.stdout.contains(pinned))
+        #expect(result.stdout.contains("untrusted: store 'api' pins 'localhost', but not this certificate"))
+    }
+
+    @Test("leaf ← intermediate ← root: the intermediate pinned at depth 1 is trusted, the root (not sent) is depth 2")
+    func verifiedIntermediate() throws {
+        let pki = TestPKI("intermediate")
+        let root = pki.ca("root")
+        let intermediate = pki.ca("intermediate", issuer: "root")
+        pki.leaf("leaf", issuer: "intermediate")
+        pki.bundle("presented", ["leaf", "intermediate"])
+        let server = try FixtureServer(certificateFile: pki.pem("presented"), keyFile: pki.key("presented"))
+        let trustRoot = ["SSL_CERT_FILE": pki.pem("root")]
+        for (depth, name) in [(1, "intermediate"), (2, "root")] {
+            let world = try ReaderWorld()
+            try world.configure([.init(id: "api")])
+            try world.publish("api", [Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: pki.pem(name)),
+                                          expires: ReaderWorld.future, depth: depth)])
+            let result = connect(world, port: server.port, environment: trustRoot)
+            #expect(result.status == 0, "depth \(depth): \(result.stdout)\(result.stderr)")
+            #expect(result.stdout.contains("depth 1: CN=\(intermediate)  sha256 \(OpenSSL.fingerprint(pem: pki.pem("intermediate")))"))
+            #expect(result.stdout.contains("depth 2: CN=\(root)  sha256 \(OpenSSL.fingerprint(pem: pki.pem("root")))"))
+            #expect(!result.stdout.contains("not in the verified chain"))
+        }
     }
 
     @Test("no pin for the name: empty (2)")
@@ -104,7 +151,8 @@ struct ConnectTests {
         let result = connect(world, port: selfSigned.port)
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("self-signed certificate"))
-        #expect(result.stdout.contains("depth 0: CN=localhost"))
+        #expect(result.stdout.contains("presented by the server (not verified)"))
+        #expect(result.stdout.contains("position 0: CN=localhost"))
 
         // The pinned server certificate, asked for under a name it does not carry.
         let server = try FixtureServer()

@@ -10,7 +10,14 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
     let httpPort: Int
     private let process: Process
 
-    init(certificate: String = "server") throws {
+    /// Serves `certificate.pem` (with its key) from the shared test CA's directory.
+    convenience init(certificate: String = "server") throws {
+        try self.init(certificateFile: TestEnvironment.certificate("\(certificate).pem"),
+                      keyFile: TestEnvironment.certificate("\(certificate).key"))
+    }
+
+    /// Serves the PEM certificates in `certificateFile`, leaf first, exactly as the file lists them.
+    init(certificateFile: String, keyFile: String) throws {
         directory = TestEnvironment.temporaryDirectory("server")
         routes = directory.appendingPathComponent("routes")
         try FileManager.default.createDirectory(at: routes, withIntermediateDirectories: true)
@@ -19,8 +26,7 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", TestEnvironment.fixtures.appendingPathComponent("pinserver.py").path,
                              "--routes", routes.path,
-                             "--cert", TestEnvironment.certificate("\(certificate).pem"),
-                             "--key", TestEnvironment.certificate("\(certificate).key"),
+                             "--cert", certificateFile, "--key", keyFile,
                              "--port-file", portFile.path, "--http-port-file", httpPortFile.path]
         process.standardOutput = FileHandle.nullDevice
         try process.run()

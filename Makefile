@@ -3,7 +3,7 @@ SWIFT        ?= swift
 SWIFT_FLAGS  ?=
 RELEASE_BIN  := .build/release/pinkeeper
 
-.PHONY: all deps build release test check-units demo systemd-test package-test clean
+.PHONY: all deps build release test test-python check-units demo systemd-test package-test clean
 
 all: build
 
@@ -23,6 +23,13 @@ test: deps
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
 	scripts/check-units.sh
 	$(MAKE) --no-print-directory man-check
+	$(MAKE) --no-print-directory test-python
+
+# The Python reader (readers/python): conformance table, TLS helpers on loopback, its command line
+# against the Swift one (built by `test` first; alone, this builds it).
+test-python: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product pinkeeper
+	scripts/test-python.sh "$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/pinkeeper"
 
 check-units: deps
 	scripts/check-units.sh

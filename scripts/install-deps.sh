@@ -18,8 +18,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The test fixtures sign lists with Python's `cryptography` (an independent ECDSA implementation);
-# the cache schema is checked with `jsonschema`. pip first: python3 may not be Debian's.
-for module in cryptography jsonschema; do
+# the cache schema is checked with `jsonschema`; the Python reader's tests (readers/python) use
+# pytest and the HTTP libraries it supports. pip first: python3 may not be Debian's.
+for module in cryptography jsonschema pytest requests httpx; do
   if ! python3 -c "import $module" 2>/dev/null; then
     echo "installing the Python $module package"
     python3 -m pip install --quiet "$module" || as_root apt-get install -y -qq "python3-$module" >/dev/null

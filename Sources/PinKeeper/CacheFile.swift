@@ -12,13 +12,17 @@ public struct CacheFile: Sendable, Equatable {
         public var updated: Int64
         /// Unix seconds at which the daemon plans its next fetch.
         public var nextUpdate: Int64
+        /// The store's mode, `"challenge"` or `"static"`; absent in files from before it was written.
+        public var mode: String?
 
-        public init(format: Int = CacheFile.formatVersion, store: String, source: String, updated: Int64, nextUpdate: Int64) {
+        public init(format: Int = CacheFile.formatVersion, store: String, source: String, updated: Int64, nextUpdate: Int64,
+                    mode: String? = nil) {
             self.format = format
             self.store = store
             self.source = source
             self.updated = updated
             self.nextUpdate = nextUpdate
+            self.mode = mode
         }
     }
 
@@ -29,6 +33,18 @@ public struct CacheFile: Sendable, Equatable {
         self.list = list
         self.metadata = metadata
     }
+
+    /// Whether the whole list was signed: a challenge-mode response (or a file written before
+    /// `mode` was). A static list signs only `name&fingerprint&expires` per entry, so its `depth`
+    /// and `domainsConfig` could have been altered and must not widen trust; a mode this reader
+    /// does not know is treated the same.
+    public var signsWholeList: Bool { metadata.mode == nil || metadata.mode == "challenge" }
+
+    /// The pins that may decide trust: a static list's pins at depth 0 only.
+    public var usablePins: [Pin] { signsWholeList ? list.pins : list.pins.filter { $0.depth == 0 } }
+
+    /// The `domainsConfig` that may decide trust: never a static list's.
+    public var usableDomainsConfig: DomainsConfig? { signsWholeList ? list.domainsConfig : nil }
 
     /// Reads a cache file's bytes; the list part must satisfy `PinList`'s rules.
     public init(json data: Data) throws(PinListError) {

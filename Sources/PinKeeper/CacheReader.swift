@@ -106,9 +106,9 @@ public final class CacheReader: Sendable {
         /// Why the newest version of the file could not be used; the last good one is kept.
         public let problem: CacheReaderError?
 
-        /// Cached then fallback pins that are not expired at `now`.
+        /// Cached pins that may decide trust, then fallback pins, that are not expired at `now`.
         public func validPins(now: Int64) -> [Pin] {
-            ((cache?.list.pins ?? []) + fallbackPins).filter { !$0.isExpired(at: now) }
+            ((cache?.usablePins ?? []) + fallbackPins).filter { !$0.isExpired(at: now) }
         }
     }
 
@@ -255,7 +255,7 @@ private struct Loaded: Sendable {
 
     private static func index(cache: CacheFile?, fallback: [Pin]) -> [String: [Pin]] {
         var byName: [String: [Pin]] = [:]
-        for pin in (cache?.list.pins ?? []) + fallback { byName[pin.name, default: []].append(pin) }
+        for pin in (cache?.usablePins ?? []) + fallback { byName[pin.name, default: []].append(pin) }
         return byName
     }
 
@@ -263,7 +263,7 @@ private struct Loaded: Sendable {
     /// store and for one without a live pin for the name, so the smaller list gives the same answer.
     func validator(for commonName: String, expected: [String]?) -> PinValidator {
         PinValidator(pins: byName[commonName] ?? [], expectedCommonNames: expected,
-                     domainsConfig: cache?.list.domainsConfig)
+                     domainsConfig: cache?.usableDomainsConfig)
     }
 }
 

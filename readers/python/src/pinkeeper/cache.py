@@ -1,0 +1,255 @@
+"""The published cache file (docs/cache-format.md) and a reader that follows it."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+import threading
+import time
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from . import validation
+from .pins import DomainsConfig, Pin, PinList, PinListError, loads_json, parse_pin_list
+from .validation import Verdict
+
+FORMAT_VERSION = 1
+DEFAULT_CACHE_DIRECTORY = "/var/cache/pinkeeper"
+#: A cache file is a few hundred bytes per pin; anything this large is not one.
+MAXIMUM_FILE_SIZE = 64 << 20
+
+
+class CacheReaderError(Exception):
+    """A cache or fallback file that cannot be used: kind "unreadable" (I/O, permissions) or
+    "invalid" (its content), with the path and the reason."""
+
+    def __init__(self, kind: str, path: str, reason: str):
+        super().__init__(f"{path} {reason}")
+        self.kind, self.path, self.reason = kind, path, reason
+
+
+@dataclass(frozen=True)
+class CacheFile:
+    """One version of `<store>.json`: a Wultra list plus pinkeeper's metadata."""
+
+    pins: Tuple[Pin, ...]
+    domains_config: Optional[DomainsConfig]
+    store: str
+    source: str
+    updated: int
+    next_update: int
+    mode: Optional[str] = None
+
+    @property
+    def signs_whole_list(self) -> bool:
+        """Only a challenge-mode response is signed as a whole. In static mode only
+        `name&fingerprint&expires` is signed, so `depth` and `domainsConfig` could have been
+        altered: they must not widen trust. A mode this reader does not know is treated the same."""
+        return self.mode in (None, "challenge")
+
+    @property
+    def usable_pins(self) -> Tuple[Pin, ...]:
+        return self.pins if self.signs_whole_list else tuple(p for p in self.pins if p.depth == 0)
+
+    @property
+    def usable_domains_config(self) -> Optional[DomainsConfig]:
+        return self.domains_config if self.signs_whole_list else None
+
+    @classmethod
+    def parse(cls, data: bytes) -> "CacheFile":
+        document = loads_json(data)
+        listed = parse_pin_list(document)
+        metadata = document.get("pinkeeper")
+        if metadata is None:
+            raise PinListError('the "pinkeeper" metadata object is missing')
+        if not isinstance(metadata, dict):
+            raise PinListError("pinkeeper is not an object")
+        fields = {}
+        for key, kind in (("format", int), ("store", str), ("source", str), ("updated", int), ("nextUpdate", int)):
+            if key not in metadata:
+                raise PinListError(f"pinkeeper.{key} is missing")
+            value = metadata[key]
+            if isinstance(value, bool) or not isinstance(value, kind):
+                raise PinListError(f"pinkeeper.{key} is not {'a string' if kind is str else 'an integer'}")
+            fields[key] = value
+        mode = metadata.get("mode")
+        if mode is not None and not isinstance(mode, str):
+            raise PinListError("pinkeeper.mode is not a string")
+        if fields["format"] != FORMAT_VERSION:
+            raise PinListError(f"unsupported cache format {fields['format']}")
+        return cls(listed.pins, listed.domains_config, fields["store"], fields["source"],
+                   fields["updated"], fields["nextUpdate"], mode)
+
+
+def read_fallback(path: str) -> Tuple[Pin, ...]:
+    """Pins of a Wultra fallback list (`{"fingerprints": [...]}`). Its `domainsConfig` is
+    ignored, as the mobile clients ignore it in fallback data."""
+    read = _read_file(path)
+    if read is None:
+        raise CacheReaderError("unreadable", path, "does not exist")
+    try:
+        return parse_pin_list(loads_json(read[0])).pins
+    except PinListError as error:
+        raise CacheReaderError("invalid", path, f"is not a Wultra fingerprint list: {error}") from None
+
+
+def now() -> int:
+    return int(time.time())
+
+
+class CacheReader:
+    """Answers "may I trust this TLS peer?" for a long-running process from one store's cache
+    file plus the store's fallback pins, with Wultra's semantics (PROTOCOL.md §5).
+
+    Every question first stats the file; it is read and parsed again only when its device,
+    inode, size or modification time changed (the daemon replaces it atomically, so each version
+    has a new inode). A missing file means no cached pins. A version that cannot be used leaves
+    the last good pins in use, and `problem` says why. Safe to share between threads.
+    """
+
+    def __init__(self, store: str, cache_directory: str = DEFAULT_CACHE_DIRECTORY,
+                 fallback_file: Optional[str] = None,
+                 expected_common_names: Optional[Sequence[str]] = None,
+                 path: Optional[str] = None):
+        self.store = store
+        self.path = path or os.path.join(cache_directory, f"{store}.json")
+        self.expected_common_names = None if expected_common_names is None else tuple(expected_common_names)
+        self.fallback_pins = read_fallback(fallback_file) if fallback_file else ()
+        self._lock = threading.Lock()
+        self._identity: object = None  # nothing looked at yet
+        self._cache: Optional[CacheFile] = None
+        self._by_name = self._index(None)
+        self.problem: Optional[CacheReaderError] = None
+        self._refresh_locked()
+        if self.problem is not None:
+            raise self.problem
+
+    # Questions
+
+    def verdict(self, name: str, fingerprint: bytes, depth: int = 0, now: Optional[int] = None) -> Verdict:
+        """One certificate's raw SHA-256 digest, presented at `depth` (0 = leaf)."""
+        return self._decide(name, now, validation.at_depth(bytes(fingerprint), depth))
+
+    def verdict_for_certificate(self, name: str, der: bytes, now: Optional[int] = None) -> Verdict:
+        """A leaf certificate as DER bytes."""
+        return self.verdict(name, hashlib.sha256(der).digest(), 0, now)
+
+    def verdict_for_verified_chain(self, name: str, chain: Sequence[bytes], now: Optional[int] = None) -> Verdict:
+        """The VERIFIED chain as DER certificates, leaf first (never the certificates a server
+        merely presented: it may send any extra certificate it likes)."""
+        return self.verdict_for_verified_digests(name, [hashlib.sha256(der).digest() for der in chain], now)
+
+    def verdict_for_verified_digests(self, name: str, digests: Sequence[bytes], now: Optional[int] = None) -> Verdict:
+        """SHA-256 digests of the verified chain's certificates, leaf first."""
+        return self._decide(name, now, validation.in_verified_chain([bytes(d) for d in digests]))
+
+    # Inspection
+
+    def refresh(self) -> None:
+        """Looks at the file now; raises if its current version cannot be used."""
+        with self._lock:
+            self._refresh_locked()
+            if self.problem is not None:
+                raise self.problem
+
+    @property
+    def cache(self) -> Optional[CacheFile]:
+        """The version answers come from (None while no good version exists)."""
+        with self._lock:
+            self._refresh_locked()
+            return self._cache
+
+    # State
+
+    def _decide(self, name: str, at: Optional[int], matches) -> Verdict:
+        with self._lock:
+            self._refresh_locked()
+            pins = self._by_name.get(name, [])
+            domains = self._cache.usable_domains_config if self._cache else None
+        return validation.decide(pins, name, now() if at is None else at, matches,
+                                 self.expected_common_names, domains)
+
+    def _index(self, cache: Optional[CacheFile]) -> Dict[str, List[Pin]]:
+        by_name: Dict[str, List[Pin]] = {}
+        for pin in (cache.usable_pins if cache else ()) + tuple(self.fallback_pins):
+            by_name.setdefault(pin.name, []).append(pin)
+        return by_name
+
+    def _refresh_locked(self) -> None:
+        try:
+            info = os.stat(self.path)
+            identity: object = _identity(info)
+        except FileNotFoundError:
+            identity = "missing"
+        except OSError as error:
+            identity = ("failed", error.errno)
+        if identity == self._identity:
+            return
+        if identity == "missing":
+            self._set(identity, None, None)
+            return
+        if isinstance(identity, tuple) and identity[0] == "failed":
+            self._identity = identity
+            self.problem = CacheReaderError("unreadable", self.path, f"cannot be examined: {os.strerror(identity[1])}")
+            return
+        try:
+            read = _read_file(self.path)
+            if read is None:
+                self._set("missing", None, None)
+                return
+            data, actual = read
+            try:
+                cache = CacheFile.parse(data)
+            except PinListError as error:
+                raise CacheReaderError("invalid", self.path, f"is not a pinkeeper cache file: {error}") from None
+            if cache.store != self.store:
+                raise CacheReaderError("invalid", self.path, f"belongs to store '{cache.store}', not '{self.store}'")
+            self._set(actual, cache, None)
+        except CacheReaderError as error:
+            # Keep answering from the last good version; remember this one so it is not re-read
+            # on every question, and say why it was refused.
+            self._identity = identity
+            self.problem = error
+
+    def _set(self, identity: object, cache: Optional[CacheFile], problem: Optional[CacheReaderError]) -> None:
+        self._identity, self._cache, self.problem = identity, cache, problem
+        self._by_name = self._index(cache)
+
+
+def _identity(info: os.stat_result) -> tuple:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _read_file(path: str) -> Optional[Tuple[bytes, tuple]]:
+    """The whole file and the identity of what was read (from the open descriptor, so a
+    replacement racing with the read is noticed at the next question). None when missing.
+    Opened non-blocking: a FIFO planted at the path is refused, never waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise CacheReaderError("unreadable", path, f"cannot be opened: {os.strerror(error.errno or errno.EIO)}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CacheReaderError("unreadable", path, "is not a regular file")
+        if info.st_size > MAXIMUM_FILE_SIZE:
+            raise CacheReaderError("invalid", path, f"is larger than {MAXIMUM_FILE_SIZE} bytes")
+        chunks, total = [], 0
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError as error:
+                raise CacheReaderError("unreadable", path, f"cannot be read: {os.strerror(error.errno or errno.EIO)}") from None
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > MAXIMUM_FILE_SIZE:
+                raise CacheReaderError("invalid", path, f"is larger than {MAXIMUM_FILE_SIZE} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks), _identity(info)
+    finally:
+        os.close(fd)

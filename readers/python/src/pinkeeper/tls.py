@@ -1,0 +1,173 @@
+"""Pin checking on top of Python's full TLS verification.
+
+`pinned_context(reader)` is an `ssl.SSLContext` for clients that verifies the chain and the host
+name exactly as `ssl.create_default_context()` does, and then, once the handshake succeeded,
+checks the server's certificates against the store's pins before any application data is sent.
+It works wherever an `SSLContext` is accepted: `wrap_socket`, `http.client`, `urllib.request`,
+`urllib3.PoolManager(ssl_context=...)`, `requests` (`pinkeeper.requests_adapter`), and
+`httpx.Client(verify=...)` / `httpx.AsyncClient(verify=...)`.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import List, Optional
+
+from .cache import CacheReader
+from .validation import Verdict
+
+#: Whether this interpreter can give the chain OpenSSL verified (Python 3.13+). Without it only
+#: the leaf is known, so pins with depth >= 1 never apply (fail closed: a name pinned only at
+#: depth >= 1 answers `empty`, and the connection is refused).
+HAS_VERIFIED_CHAIN = hasattr(ssl.SSLSocket, "get_verified_chain") and hasattr(ssl.SSLObject, "get_verified_chain")
+
+
+class PinningError(ssl.SSLCertVerificationError):
+    """The chain and host name verified, but the certificate is not pinned (`untrusted`) or the
+    store has no valid pin for the name (`empty`: the store needs an update). Both mean reject.
+    A subclass of `ssl.SSLCertVerificationError`, so every HTTP library reports it as a TLS
+    verification failure."""
+
+    def __init__(self, message: str, verdict: Optional[Verdict] = None, common_name: Optional[str] = None):
+        super().__init__(message)
+        self.verify_message = message
+        self.verdict = verdict
+        self.common_name = common_name
+
+    def __str__(self) -> str:
+        return self.verify_message
+
+
+def pinned_context(reader: CacheReader, *, cafile: Optional[str] = None, capath: Optional[str] = None,
+                   cadata=None, common_name: Optional[str] = None) -> "PinnedSSLContext":
+    """A client context with the platform's default verification (or only the given CAs, as
+    `ssl.create_default_context` takes them) plus the pins of `reader`. Pins are looked up under
+    the leaf certificate's common name (the most specific CN, as Wultra's clients do), or under
+    `common_name` when given."""
+    context = PinnedSSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED and check_hostname on
+    if cafile or capath or cadata:
+        context.load_verify_locations(cafile, capath, cadata)
+    else:
+        context.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    context.pin_reader = reader
+    context.pin_common_name = common_name
+    return context
+
+
+def verified_chain(connection) -> List[bytes]:
+    """The DER certificates OpenSSL verified, leaf first; only the leaf where the interpreter
+    cannot say (before 3.13) or the session gives no verified chain (a resumed session)."""
+    leaf = connection.getpeercert(binary_form=True)
+    if not leaf:
+        return []
+    if HAS_VERIFIED_CHAIN:
+        chain = [bytes(der) for der in connection.get_verified_chain()]
+        if chain and chain[0] == leaf:
+            return chain
+    return [leaf]
+
+
+def leaf_common_name(connection) -> Optional[str]:
+    """The leaf's most specific (last in DER order) common name, as Android's
+    DistinguishedNameParser.findMostSpecific("CN") and the Swift reader choose it."""
+    names = [value for rdn in connection.getpeercert().get("subject", ()) for key, value in rdn if key == "commonName"]
+    return names[-1] if names else None
+
+
+def check_connection(connection, reader: CacheReader, common_name: Optional[str] = None) -> Verdict:
+    """Checks a connection whose handshake finished: chain and host name verification must have
+    been on, then the verified chain must match a live pin. Raises PinningError otherwise."""
+    context = connection.context
+    if context.verify_mode != ssl.CERT_REQUIRED or not context.check_hostname:
+        # Without them the "verified" chain is only what the server sent, and any pinned
+        # certificate of another host would do: refuse rather than check pins on top of nothing.
+        raise PinningError("pinkeeper: chain and host name verification must stay on "
+                           "(verify_mode CERT_REQUIRED, check_hostname True); was it turned off, "
+                           "e.g. by urllib3's assert_fingerprint or assert_hostname?")
+    if connection.server_side:
+        raise PinningError("pinkeeper: pins are checked on client connections only")
+    chain = verified_chain(connection)
+    name = common_name or leaf_common_name(connection)
+    if not chain or name is None:
+        raise PinningError("pinkeeper: the server's certificate has no common name to look pins up under",
+                           Verdict.UNTRUSTED, name)
+    verdict = reader.verdict_for_verified_chain(name, chain)
+    if verdict is Verdict.TRUSTED:
+        return verdict
+    if verdict is Verdict.EMPTY:
+        message = (f"pinkeeper: store '{reader.store}' has no valid pin for '{name}' (empty); "
+                   f"rejected: update the store (pinkeeper update --store {reader.store})")
+    else:
+        message = f"pinkeeper: the certificate of '{name}' is not pinned in store '{reader.store}' (untrusted)"
+    raise PinningError(message, verdict, name)
+
+
+class _PinCheck:
+    """Shared by the socket and the memory-BIO object: check once, right after the handshake,
+    and make sure no data moves before that (an implicit handshake inside read or write would
+    otherwise skip the check and could send a request to an unpinned server)."""
+
+    _pins_checked = False
+
+    def _check_pins(self) -> None:
+        context = self.context
+        reader = getattr(context, "pin_reader", None)
+        if reader is None:
+            raise PinningError("pinkeeper: this context has no pin reader; make it with pinkeeper.tls.pinned_context()")
+        check_connection(self, reader, getattr(context, "pin_common_name", None))
+        self._pins_checked = True
+
+    def _ensure_pinned(self) -> None:
+        if not self._pins_checked:
+            self.do_handshake()
+
+
+class PinnedSSLSocket(_PinCheck, ssl.SSLSocket):
+    def do_handshake(self, block=False):
+        super().do_handshake(block)
+        self._check_pins()
+
+    def read(self, *args, **kwargs):
+        self._ensure_pinned()
+        return super().read(*args, **kwargs)
+
+    def write(self, *args, **kwargs):
+        self._ensure_pinned()
+        return super().write(*args, **kwargs)
+
+    def send(self, *args, **kwargs):
+        self._ensure_pinned()
+        return super().send(*args, **kwargs)
+
+    def recv(self, *args, **kwargs):
+        self._ensure_pinned()
+        return super().recv(*args, **kwargs)
+
+    def recv_into(self, *args, **kwargs):
+        self._ensure_pinned()
+        return super().recv_into(*args, **kwargs)
+
+
+class PinnedSSLObject(_PinCheck, ssl.SSLObject):
+    """What asyncio, anyio (httpx.AsyncClient) and urllib3's TLS-in-TLS use."""
+
+    def do_handshake(self):
+        super().do_handshake()
+        self._check_pins()
+
+    def read(self, *args, **kwargs):
+        self._ensure_pinned()
+        return super().read(*args, **kwargs)
+
+    def write(self, *args, **kwargs):
+        self._ensure_pinned()
+        return super().write(*args, **kwargs)
+
+
+class PinnedSSLContext(ssl.SSLContext):
+    """An SSLContext whose client connections are checked against pins after verification."""
+
+    sslsocket_class = PinnedSSLSocket
+    sslobject_class = PinnedSSLObject
+    pin_reader: Optional[CacheReader] = None
+    pin_common_name: Optional[str] = None

@@ -1,0 +1,240 @@
+"""The TLS helpers against real TLS servers on loopback: plain ssl sockets, http.client,
+urllib3, requests and httpx (sync and async). For each: a pinned server passes, an unpinned one
+(same CA, same host name) fails, a pinned certificate served under the wrong host name fails on
+the host name, and a store without pins fails as `empty`."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import http.client
+import socket
+import ssl
+
+import pytest
+
+from pinkeeper import CacheReader, Verdict
+from pinkeeper.tls import HAS_VERIFIED_CHAIN, PinningError, pinned_context
+
+from conftest import HOST, STORE, pin
+
+X509_V_ERR_HOSTNAME_MISMATCH = 62
+
+
+def causes(error):
+    """Every exception reachable from `error` (causes, contexts, arguments, urllib3 reasons)."""
+    seen, pending = [], [error]
+    while pending:
+        current = pending.pop()
+        if not isinstance(current, BaseException) or any(current is s for s in seen):
+            continue
+        seen.append(current)
+        pending += [current.__cause__, current.__context__, getattr(current, "reason", None), *current.args]
+    return seen
+
+
+def pinning_error(error) -> PinningError:
+    found = [e for e in causes(error) if isinstance(e, PinningError)]
+    assert found, f"no PinningError behind {error!r}"
+    return found[0]
+
+
+def hostname_mismatch(error) -> bool:
+    return any(isinstance(e, ssl.SSLCertVerificationError) and not isinstance(e, PinningError)
+               and e.verify_code == X509_V_ERR_HOSTNAME_MISMATCH for e in causes(error))
+
+
+# One way per library to fetch a URL through the pinned context; each returns the body.
+
+def fetch_socket(url, context):
+    port = int(url.rsplit(":", 1)[1].strip("/"))
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with context.wrap_socket(raw, server_hostname=HOST) as tls:
+            tls.sendall(f"GET / HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode())
+            data = b""
+            while chunk := tls.recv(4096):
+                data += chunk
+    return data.split(b"\r\n\r\n", 1)[1]
+
+
+def fetch_http_client(url, context):
+    port = int(url.rsplit(":", 1)[1].strip("/"))
+    connection = http.client.HTTPSConnection(HOST, port, context=context, timeout=10)
+    try:
+        connection.request("GET", "/")
+        return connection.getresponse().read()
+    finally:
+        connection.close()
+
+
+def fetch_urllib3(url, context):
+    urllib3 = pytest.importorskip("urllib3")
+    with urllib3.PoolManager(ssl_context=context, retries=False, timeout=10) as pool:
+        return pool.request("GET", url).data
+
+
+def fetch_requests(url, context):
+    requests = pytest.importorskip("requests")
+    from pinkeeper.requests_adapter import PinnedHTTPAdapter
+    with requests.Session() as session:
+        session.mount("https://", PinnedHTTPAdapter(context.pin_reader, context=context))
+        return session.get(url, timeout=10).content
+
+
+def fetch_httpx(url, context):
+    httpx = pytest.importorskip("httpx")
+    with httpx.Client(verify=context, timeout=10) as client:
+        return client.get(url).content
+
+
+def fetch_httpx_async(url, context):
+    httpx = pytest.importorskip("httpx")
+
+    async def get():
+        async with httpx.AsyncClient(verify=context, timeout=10) as client:
+            return (await client.get(url)).content
+    return asyncio.run(get())
+
+
+CLIENTS = [fetch_socket, fetch_http_client, fetch_urllib3, fetch_requests, fetch_httpx, fetch_httpx_async]
+BODY = b"hello from the pinned test server\n"
+
+
+@pytest.fixture
+def reader_for(cache_dir):
+    def make(*pins, **metadata):
+        cache_dir(*pins, **metadata)
+        return CacheReader(STORE, cache_directory=cache_dir.directory)
+    return make
+
+
+@pytest.mark.parametrize("fetch", CLIENTS, ids=lambda f: f.__name__[6:])
+class TestEveryClient:
+    def test_pinned_server_passes(self, fetch, pki, serve, reader_for):
+        server = serve(pki.pinned)
+        reader = reader_for(pin(HOST, pki.pinned.fingerprint))
+        assert fetch(server.url, pinned_context(reader, cafile=pki.ca_file)) == BODY
+
+    def test_unpinned_server_fails(self, fetch, pki, serve, reader_for):
+        server = serve(pki.unpinned)  # same CA, same host name: only the pin tells them apart
+        reader = reader_for(pin(HOST, pki.pinned.fingerprint))
+        with pytest.raises(Exception) as raised:
+            fetch(server.url, pinned_context(reader, cafile=pki.ca_file))
+        error = pinning_error(raised.value)
+        assert error.verdict is Verdict.UNTRUSTED and error.common_name == HOST
+
+    def test_pinned_certificate_under_the_wrong_host_name_fails(self, fetch, pki, serve, reader_for):
+        # Pinned under its own CN: with host-name checking off (urllib3's assert_fingerprint) it would pass.
+        server = serve(pki.wrong_name)
+        reader = reader_for(pin("wrong.example.com", pki.wrong_name.fingerprint), pin(HOST, pki.pinned.fingerprint))
+        with pytest.raises(Exception) as raised:
+            fetch(server.url, pinned_context(reader, cafile=pki.ca_file))
+        assert hostname_mismatch(raised.value), repr(raised.value)
+
+    def test_store_without_pins_fails_as_empty(self, fetch, pki, serve, reader_for):
+        server = serve(pki.pinned)
+        reader = reader_for(pin("other.example.com", pki.pinned.fingerprint))
+        with pytest.raises(Exception) as raised:
+            fetch(server.url, pinned_context(reader, cafile=pki.ca_file))
+        assert pinning_error(raised.value).verdict is Verdict.EMPTY
+
+
+def test_untrusted_chain_fails_before_pins(pki, serve, reader_for, tmp_path):
+    # A CA the client does not trust: normal verification refuses; pins never rescue a chain.
+    server = serve(pki.pinned)
+    other_root = tmp_path / "other-root.pem"
+    other_root.write_bytes(pki.unrelated.pem)
+    reader = reader_for(pin(HOST, pki.pinned.fingerprint))
+    with pytest.raises(ssl.SSLCertVerificationError) as raised:
+        fetch_socket(server.url, pinned_context(reader, cafile=str(other_root)))
+    assert not isinstance(raised.value, PinningError)
+
+
+def test_a_new_cache_version_applies_to_the_next_connection(pki, serve, cache_dir):
+    server = serve(pki.pinned)
+    cache_dir(pin(HOST, pki.unpinned.fingerprint))
+    context = pinned_context(CacheReader(STORE, cache_directory=cache_dir.directory), cafile=pki.ca_file)
+    with pytest.raises(PinningError):
+        fetch_socket(server.url, context)
+    cache_dir(pin(HOST, pki.pinned.fingerprint))  # the daemon publishes the new pin
+    assert fetch_socket(server.url, context) == BODY
+
+
+def test_verification_turned_off_is_refused(pki, serve, reader_for):
+    server = serve(pki.pinned)
+    context = pinned_context(reader_for(pin(HOST, pki.pinned.fingerprint)), cafile=pki.ca_file)
+    context.check_hostname = False
+    with pytest.raises(PinningError, match="must stay on"):
+        fetch_socket(server.url, context)
+
+
+@pytest.mark.parametrize("option", ["assert_fingerprint", "assert_hostname"])
+def test_urllib3_options_that_turn_host_name_checking_off_are_refused(option, pki, serve, reader_for):
+    # Both make urllib3 set check_hostname = False on the context; with assert_fingerprint a
+    # pinned certificate for the wrong host would then pass. The pinned context refuses instead.
+    urllib3 = pytest.importorskip("urllib3")
+    server = serve(pki.wrong_name)
+    reader = reader_for(pin("wrong.example.com", pki.wrong_name.fingerprint))
+    context = pinned_context(reader, cafile=pki.ca_file)
+    value = hashlib.sha256(pki.wrong_name.der).hexdigest() if option == "assert_fingerprint" else "wrong.example.com"
+    with urllib3.PoolManager(ssl_context=context, retries=False, timeout=10, **{option: value}) as pool:
+        with pytest.raises(Exception) as raised:
+            pool.request("GET", server.url)
+    assert "must stay on" in str(pinning_error(raised.value))
+
+
+def test_http_libraries_report_a_pinning_failure_as_a_tls_error(pki, serve, reader_for):
+    requests, httpx = pytest.importorskip("requests"), pytest.importorskip("httpx")
+    server = serve(pki.unpinned)
+    context = pinned_context(reader_for(pin(HOST, pki.pinned.fingerprint)), cafile=pki.ca_file)
+    with pytest.raises(requests.exceptions.SSLError):
+        fetch_requests(server.url, context)
+    with pytest.raises(httpx.ConnectError):
+        fetch_httpx(server.url, context)
+
+
+def test_no_byte_is_sent_before_the_pins_are_checked(pki, serve, reader_for):
+    # With do_handshake_on_connect=False the first sendall would run the handshake inside
+    # OpenSSL's write; the pinned socket handshakes and checks first, so the request never leaves.
+    server = serve(pki.unpinned)
+    context = pinned_context(reader_for(pin(HOST, pki.pinned.fingerprint)), cafile=pki.ca_file)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
+        tls = context.wrap_socket(raw, server_hostname=HOST, do_handshake_on_connect=False)
+        for _ in range(2):  # and again: a failed check is not remembered as passed
+            with pytest.raises(PinningError):
+                tls.sendall(b"GET /secret HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        tls.close()
+    server.stop()
+    assert "/secret" not in server.paths
+
+
+@pytest.mark.parametrize("fetch", [fetch_socket, fetch_httpx_async], ids=["socket", "httpx_async"])
+def test_intermediate_pin_needs_the_verified_chain(fetch, pki, serve, reader_for):
+    # Only the intermediate is pinned (depth 1). Python 3.13+ compares it with the verified
+    # chain; before that the chain is unknown and the answer fails closed as `empty`.
+    server = serve(pki.pinned)
+    reader = reader_for(pin(HOST, pki.intermediate.fingerprint, depth=1))
+    context = pinned_context(reader, cafile=pki.ca_file)
+    if HAS_VERIFIED_CHAIN:
+        assert fetch(server.url, context) == BODY
+    else:
+        with pytest.raises(Exception) as raised:
+            fetch(server.url, context)
+        assert pinning_error(raised.value).verdict is Verdict.EMPTY
+
+
+def test_a_presented_but_unverified_certificate_never_matches(pki, serve, reader_for):
+    # The server appends an unrelated CA certificate that the store pins at depth 2; it is in
+    # what the server sent, not in the chain OpenSSL verified (leaf, intermediate, root).
+    server = serve(pki.pinned, extra=[pki.unrelated])
+    reader = reader_for(pin(HOST, pki.unrelated.fingerprint, depth=2), pin(HOST, pki.unpinned.fingerprint))
+    with pytest.raises(PinningError) as raised:
+        fetch_socket(server.url, pinned_context(reader, cafile=pki.ca_file))
+    assert raised.value.verdict is Verdict.UNTRUSTED
+
+
+@pytest.mark.skipif(not HAS_VERIFIED_CHAIN, reason="needs SSLSocket.get_verified_chain (Python 3.13+)")
+def test_root_pin_at_depth_2_matches_the_verified_chain(pki, serve, reader_for):
+    server = serve(pki.pinned)
+    reader = reader_for(pin(HOST, pki.root.fingerprint, depth=2))
+    assert fetch_socket(server.url, pinned_context(reader, cafile=pki.ca_file)) == BODY

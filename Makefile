@@ -23,6 +23,7 @@ test: deps
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
 	scripts/check-units.sh
 	$(MAKE) --no-print-directory man-check
+	$(MAKE) --no-print-directory test-java
 
 check-units: deps
 	scripts/check-units.sh
@@ -42,3 +43,4 @@ clean:
 	rm -rf .build demo/run
 
 include packaging/packaging.mk
+include readers/java/java.mk

@@ -4,6 +4,7 @@
 #
 #   make java-reader   .build/java/pinkeeper-reader.jar (`java -jar … validate …`)
 #   make test-java     the reader's JUnit tests, TLS tests and the conformance cases
+#                      (JR_TEST_FLAGS: extra JVM flags, e.g. -Dpinkeeper.conformance.cases=FILE)
 
 JR_TOP      := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../..)
 JR_SRC      := $(JR_TOP)/readers/java/src
@@ -28,6 +29,6 @@ test-java: java-reader
 	rm -rf $(JR_OUT)/test-classes && mkdir -p $(JR_OUT)/test-classes
 	$(JR_JAVAC) -cp $(call jr_path,$(JR_JAR) $(JR_JACKSON) $(JR_JUNIT)) -d $(JR_OUT)/test-classes \
 		$$(find $(JR_SRC)/test/java -name '*.java')
-	java -Dpinkeeper.jar=$(JR_JAR) -Dpinkeeper.repository=$(JR_TOP) -jar $(JR_JUNIT) --disable-banner --disable-ansi-colors \
+	java $(JR_TEST_FLAGS) -Dpinkeeper.jar=$(JR_JAR) -Dpinkeeper.repository=$(JR_TOP) -jar $(JR_JUNIT) --disable-banner --disable-ansi-colors \
 		--fail-if-no-tests --details=tree --class-path $(call jr_path,$(JR_OUT)/test-classes $(JR_JAR) $(JR_JACKSON)) \
 		--scan-class-path $(JR_OUT)/test-classes

@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * Decides trust from a set of pins (cached plus fallback) with Wultra's semantics, in this order:
- * expected common names, {@code domainsConfig}, an empty store, then the live pins for the name.
+ * {@code domainsConfig}, the expected common names, an empty store, then the live pins for the name.
  */
 public final class PinValidator {
     private final List<Pin> pins;
@@ -34,8 +34,9 @@ public final class PinValidator {
 
     /** {@code matches} answers null when a pin does not apply to what was presented. */
     private Verdict decide(String commonName, long now, java.util.function.Function<Pin, Boolean> matches) {
-        if (expectedCommonNames != null && !expectedCommonNames.contains(commonName)) return Verdict.UNTRUSTED;
+        // domainsConfig before the expected names: the 2026 iOS order, as the Swift reader and docs/cache-format.md.
         if (domainsConfig != null && !domainsConfig.pinningRequired(commonName)) return Verdict.TRUSTED;
+        if (expectedCommonNames != null && !expectedCommonNames.contains(commonName)) return Verdict.UNTRUSTED;
         if (pins.isEmpty()) return Verdict.EMPTY;
         int attempts = 0;
         for (Pin pin : pins) {

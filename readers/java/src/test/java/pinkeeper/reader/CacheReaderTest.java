@@ -67,12 +67,14 @@ class CacheReaderTest {
     }
 
     @Test
-    void expectedCommonNamesComeFirstEvenBeforeDomainsConfigAndAnEmptyStore() throws Exception {
+    void expectedCommonNamesComeAfterDomainsConfigAndBeforeAnEmptyStore() throws Exception {
         TestCaches.publish(directory, STORE, TestCaches.cache(STORE,
-                "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": []},\n"));
+                "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": true, \"domains\": ["
+                        + "{\"name\": \"cdn.example.com\", \"sslPinningRequired\": false}]},\n"));
         CacheReader reader = CacheReader.forStore(STORE, directory, null, List.of(NAME));
         assertEquals(Verdict.UNTRUSTED, reader.verdict("evil.example.com", digest(1), 0, NOW));
-        assertEquals(Verdict.TRUSTED, reader.verdict(NAME, digest(1), 0, NOW));
+        assertEquals(Verdict.EMPTY, reader.verdict(NAME, digest(1), 0, NOW));
+        assertEquals(Verdict.TRUSTED, reader.verdict("cdn.example.com", digest(1), 0, NOW));
     }
 
     @Test

@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
 public final class ValidateCommand {
     static final String USAGE = "usage: java -jar pinkeeper-reader.jar validate [--cache-directory DIR] --store ID --name CN\n"
             + "           (--fingerprint B64 [--depth N] | --certificate FILE)\n"
-            + "           [--fallback-file FILE] [--expected-name CN]...";
+            + "           [--fallback-file FILE] [--expected-common-name CN]...";
     private static final Pattern STORE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
     /** Thrown to end the command with an exit status after a message. */
@@ -104,7 +104,7 @@ public final class ValidateCommand {
                 case "--depth" -> depth = value;
                 case "--certificate" -> certificate = value;
                 case "--fallback-file" -> fallbackFile = value;
-                case "--expected-name" -> expectedNames.add(value);
+                case "--expected-common-name" -> expectedNames.add(value);
                 default -> throw usage("unknown option '" + option + "'");
             }
         }

@@ -24,6 +24,7 @@ test: deps
 	scripts/check-units.sh
 	$(MAKE) --no-print-directory man-check
 	$(MAKE) --no-print-directory test-python
+	$(MAKE) --no-print-directory test-java
 
 # The Python reader (readers/python): conformance table, TLS helpers on loopback, its command line
 # against the Swift one (built by `test` first; alone, this builds it).
@@ -49,3 +50,4 @@ clean:
 	rm -rf .build demo/run
 
 include packaging/packaging.mk
+include readers/java/java.mk

@@ -4,6 +4,9 @@
 set -euo pipefail
 
 packages=(libcurl4-openssl-dev libssl-dev libsystemd-dev pkg-config openssl python3 systemd jq "$@")
+# The Java reader (readers/java): Jackson and JUnit 5 jars under /usr/share/java, and a JDK unless one is on PATH.
+packages+=(libjackson2-databind-java junit5)
+command -v javac >/dev/null 2>&1 || packages+=(default-jdk-headless)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

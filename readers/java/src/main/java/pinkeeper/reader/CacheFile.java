@@ -1,0 +1,62 @@
+package pinkeeper.reader;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+
+/** A store's published cache file: a Wultra list plus pinkeeper's metadata object {@code pinkeeper}. */
+public record CacheFile(PinList list, Metadata metadata) {
+    public static final int FORMAT_VERSION = 1;
+
+    /**
+     * The {@code pinkeeper} object. {@code mode} is {@code "static"}, {@code "challenge"} or null
+     * when the daemon that wrote the file did not say.
+     */
+    public record Metadata(long format, String store, String source, long updated, long nextUpdate, String mode) {}
+
+    /** Reads a cache file's bytes: the list must satisfy {@link PinList#parse}, the metadata be complete. */
+    public static CacheFile parse(byte[] json) throws PinListException {
+        JsonNode root = JsonFields.parseObject(json);
+        PinList list = PinList.parse(root);
+        JsonNode node = JsonFields.optional(root, "pinkeeper");
+        if (node == null) throw new PinListException("the \"pinkeeper\" metadata object is missing");
+        JsonFields.object(node, "pinkeeper");
+        Metadata metadata = new Metadata(
+                JsonFields.integer(node, "format", "pinkeeper.format"),
+                JsonFields.string(node, "store", "pinkeeper.store"),
+                JsonFields.string(node, "source", "pinkeeper.source"),
+                JsonFields.integer(node, "updated", "pinkeeper.updated"),
+                JsonFields.integer(node, "nextUpdate", "pinkeeper.nextUpdate"),
+                mode(node));
+        if (metadata.format() != FORMAT_VERSION) {
+            throw new PinListException("unsupported cache format " + metadata.format());
+        }
+        return new CacheFile(list, metadata);
+    }
+
+    private static String mode(JsonNode metadata) throws PinListException {
+        JsonNode mode = JsonFields.optional(metadata, "mode");
+        return mode == null ? null : JsonFields.asString(mode, "pinkeeper.mode");
+    }
+
+    /**
+     * Whether only the signed part of each entry may be used. A static list's signatures cover
+     * {@code name&fingerprint&expires}, not {@code depth} or {@code domainsConfig}, so anyone who
+     * could alter the list in transit could have set those. A mode this reader does not know is
+     * treated the same way: it fails closed.
+     */
+    public boolean onlySignedFieldsCount() {
+        String mode = metadata.mode();
+        return mode != null && !mode.equals("challenge");
+    }
+
+    /** The pins that take part in validation: in a static store only the depth-0 ones. */
+    public List<Pin> pinsInForce() {
+        if (!onlySignedFieldsCount()) return list.pins();
+        return list.pins().stream().filter(pin -> pin.depth() == 0).toList();
+    }
+
+    /** The {@code domainsConfig} that takes part in validation: none in a static store. */
+    public DomainsConfig domainsConfigInForce() {
+        return onlySignedFieldsCount() ? null : list.domainsConfig();
+    }
+}

@@ -1,0 +1,213 @@
+package pinkeeper.reader;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * {@code java -jar pinkeeper-reader.jar validate ...}: the answer of {@code pinkeeper validate}
+ * from this reader, with the same output and exit statuses (0 trusted, 1 untrusted, 2 empty,
+ * 64 usage, 65 bad data, 66 certificate file missing or unreadable, 74 cache file unreadable).
+ */
+public final class ValidateCommand {
+    static final String USAGE = "usage: java -jar pinkeeper-reader.jar validate [--cache-directory DIR] --store ID --name CN\n"
+            + "           (--fingerprint B64 [--depth N] | --certificate FILE)\n"
+            + "           [--fallback-file FILE] [--expected-common-name CN]...";
+    private static final Pattern STORE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+    /** Thrown to end the command with an exit status after a message. */
+    static final class Exit extends Exception {
+        private static final long serialVersionUID = 1L;
+        final int status;
+
+        Exit(int status, String message) {
+            super(message);
+            this.status = status;
+        }
+    }
+
+    private final PrintStream out;
+    private String cacheDirectory = CacheReader.DEFAULT_CACHE_DIRECTORY;
+    private String store;
+    private String name;
+    private String fingerprint;
+    private String depth;
+    private String certificate;
+    private String fallbackFile;
+    private final List<String> expectedNames = new ArrayList<>();
+
+    private ValidateCommand(PrintStream out) {
+        this.out = out;
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /** Runs the command line and returns its exit status. */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        try {
+            if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
+                out.println(USAGE);
+                return 0;
+            }
+            if (args.length == 0 || !args[0].equals("validate")) throw usage("the only command is 'validate'");
+            ValidateCommand command = new ValidateCommand(out);
+            if (command.parse(args)) {
+                out.println(USAGE);
+                return 0;
+            }
+            return command.execute();
+        } catch (Exit exit) {
+            err.println("pinkeeper: " + exit.getMessage());
+            if (exit.status == 64) err.println(USAGE);
+            return exit.status;
+        } finally {
+            out.flush();
+        }
+    }
+
+    private static Exit usage(String message) {
+        return new Exit(64, message);
+    }
+
+    /** Reads the options; true when help was asked for. */
+    private boolean parse(String[] args) throws Exit {
+        for (int index = 1; index < args.length; index++) {
+            String option = args[index];
+            String value = null;
+            int equals = option.indexOf('=');
+            if (option.startsWith("--") && equals > 0) {
+                value = option.substring(equals + 1);
+                option = option.substring(0, equals);
+            }
+            if (option.equals("--help") || option.equals("-h")) return true;
+            if (value == null) {
+                if (index + 1 >= args.length) throw usage("missing value for " + option);
+                value = args[++index];
+            }
+            switch (option) {
+                case "--cache-directory" -> cacheDirectory = value;
+                case "--store" -> store = value;
+                case "--name" -> name = value;
+                case "--fingerprint" -> fingerprint = value;
+                case "--depth" -> depth = value;
+                case "--certificate" -> certificate = value;
+                case "--fallback-file" -> fallbackFile = value;
+                case "--expected-common-name" -> expectedNames.add(value);
+                default -> throw usage("unknown option '" + option + "'");
+            }
+        }
+        if (store == null) throw usage("missing --store");
+        if (!STORE_ID.matcher(store).matches()) {
+            throw usage("--store must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}, not '" + store + "'");
+        }
+        if (name == null) throw usage("missing --name");
+        if ((fingerprint == null) == (certificate == null)) throw usage("give exactly one of --fingerprint or --certificate");
+        if (depth != null) {
+            if (fingerprint == null) throw usage("--depth goes with --fingerprint (a chain's depths are its positions)");
+            if (parseDepth(depth) < 0) throw usage("--depth must be 0 (leaf) or more, not '" + depth + "'");
+        }
+        if (fingerprint != null && digest(fingerprint) == null) {
+            throw usage("--fingerprint must be the base64 (or hex) of a 32-byte SHA-256 digest, not '" + fingerprint + "'");
+        }
+        return false;
+    }
+
+    private int execute() throws Exit {
+        CacheReader reader;
+        try {
+            reader = CacheReader.forStore(store, Paths.get(cacheDirectory), fallbackFile == null ? null : Paths.get(fallbackFile),
+                    expectedNames.isEmpty() ? null : expectedNames);
+        } catch (CacheReaderException e) {
+            throw new Exit(e.kind() == CacheReaderException.Kind.INVALID ? 65 : 74, "store '" + store + "': " + e.getMessage());
+        }
+        Verdict verdict;
+        if (fingerprint != null) {
+            verdict = reader.verdict(name, digest(fingerprint), depth == null ? 0 : parseDepth(depth));
+        } else {
+            List<X509Certificate> chain = readChain(Paths.get(certificate));
+            printChain(chain);
+            verdict = reader.verdictForChain(name, chain);
+        }
+        switch (verdict) {
+            case TRUSTED -> out.println("trusted");
+            case UNTRUSTED -> {
+                if (!expectedNames.isEmpty() && !expectedNames.contains(name)) {
+                    out.println("untrusted: '" + name + "' is not among the expected_common_names of store '" + store + "'");
+                } else {
+                    out.println("untrusted: store '" + store + "' pins '" + name + "', but not this certificate");
+                }
+            }
+            case EMPTY -> out.println("empty: store '" + store + "' has no valid pin for '" + name
+                    + "'; reject, and run `pinkeeper update --store " + store + "`");
+        }
+        return verdict.exitStatus();
+    }
+
+    /**
+     * The certificates of a file as given, leaf first. Like {@code pinkeeper validate
+     * --certificate}, this checks an operator's file: it is no verified chain, so a service must
+     * use {@link PinningTrustManager} instead.
+     */
+    private static List<X509Certificate> readChain(Path path) throws Exit {
+        byte[] data;
+        try {
+            data = Files.readAllBytes(path);
+        } catch (NoSuchFileException e) {
+            throw new Exit(66, "certificate file " + path + " does not exist");
+        } catch (IOException e) {
+            throw new Exit(66, "certificate file " + path + " cannot be read (check its permissions)");
+        }
+        try {
+            return Certificates.read(data);
+        } catch (CertificateException e) {
+            throw new Exit(65, "certificate file " + path + ": " + e.getMessage());
+        }
+    }
+
+    /** One line per certificate: what an operator needs to write a list entry for it. */
+    private void printChain(List<X509Certificate> chain) {
+        for (int index = 0; index < chain.size(); index++) {
+            X509Certificate certificate = chain.get(index);
+            String subject = Certificates.subject(certificate);
+            long notAfter = certificate.getNotAfter().getTime() / 1000;
+            out.println("depth " + index + ": " + (subject.isEmpty() ? "(empty subject)" : subject)
+                    + "  sha256 " + Certificates.fingerprintBase64(certificate)
+                    + "  expires " + notAfter + " (" + Instant.ofEpochSecond(notAfter).truncatedTo(ChronoUnit.SECONDS) + ")");
+        }
+        String leafName = chain.isEmpty() ? null : Certificates.commonName(chain.get(0));
+        if (leafName != null && !leafName.equals(name)) {
+            out.println("note: the leaf's common name is '" + leafName + "'; pins are looked up under --name '" + name + "'");
+        }
+    }
+
+    /** -1 unless a decimal integer of 0 or more. */
+    private static long parseDepth(String text) {
+        if (!text.matches("[0-9]{1,18}")) return -1;
+        return Long.parseLong(text);
+    }
+
+    /** 32 bytes from standard base64 (padded) or hex (colons allowed, as {@code openssl x509 -fingerprint} prints). */
+    static byte[] digest(String text) {
+        byte[] base64 = PinList.decodeDigest(text);
+        if (base64 != null) return base64;
+        String hex = text.replace(":", "");
+        if (!hex.matches("[0-9A-Fa-f]{64}")) return null;
+        byte[] bytes = new byte[32];
+        for (int index = 0; index < 32; index++) {
+            bytes[index] = (byte) Integer.parseInt(hex.substring(2 * index, 2 * index + 2), 16);
+        }
+        return bytes;
+    }
+}

@@ -1,0 +1,131 @@
+package pinkeeper.reader;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyFactory;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Throw-away certificates made by the openssl command line at test time, in a directory of their own:
+ * a root CA, an intermediate CA under it, and leaves (P-256 keys, valid for two days).
+ */
+final class TestPki {
+    private static final String CONFIG = """
+            [req]
+            distinguished_name = dn
+            prompt = no
+            [dn]
+            CN = unused
+            [root]
+            basicConstraints = critical,CA:TRUE
+            keyUsage = critical,keyCertSign,cRLSign
+            subjectKeyIdentifier = hash
+            [intermediate]
+            basicConstraints = critical,CA:TRUE,pathlen:0
+            keyUsage = critical,keyCertSign,cRLSign
+            subjectKeyIdentifier = hash
+            authorityKeyIdentifier = keyid
+            [leaf]
+            basicConstraints = critical,CA:FALSE
+            keyUsage = critical,digitalSignature
+            extendedKeyUsage = serverAuth
+            subjectKeyIdentifier = hash
+            authorityKeyIdentifier = keyid
+            subjectAltName = DNS:localhost,IP:127.0.0.1
+            [wrongname]
+            basicConstraints = critical,CA:FALSE
+            keyUsage = critical,digitalSignature
+            extendedKeyUsage = serverAuth
+            subjectKeyIdentifier = hash
+            authorityKeyIdentifier = keyid
+            subjectAltName = DNS:wrong.invalid
+            [selfsigned]
+            basicConstraints = critical,CA:FALSE
+            keyUsage = critical,digitalSignature
+            extendedKeyUsage = serverAuth
+            subjectKeyIdentifier = hash
+            subjectAltName = DNS:localhost,IP:127.0.0.1
+            """;
+
+    /** A certificate with its private key, as files and parsed. */
+    record Issued(String name, Path certificateFile, Path keyFile, X509Certificate certificate, PrivateKey key) {
+        String fingerprintBase64() { return Certificates.fingerprintBase64(certificate); }
+    }
+
+    private final Path directory;
+    private final SecureRandom random = new SecureRandom();
+
+    TestPki(Path directory) throws IOException {
+        this.directory = directory;
+        Files.writeString(directory.resolve("openssl.cnf"), CONFIG);
+    }
+
+    /** A self-signed certificate with the {@code root} or {@code selfsigned} extensions. */
+    Issued selfSigned(String file, String commonName, String extensions) throws Exception {
+        Path key = newKey(file);
+        Path certificate = directory.resolve(file + ".pem");
+        openssl("req", "-x509", "-new", "-key", key.toString(), "-subj", "/CN=" + commonName, "-days", "2",
+                "-config", "openssl.cnf", "-extensions", extensions, "-set_serial", serial(), "-out", certificate.toString());
+        return load(file, certificate, key);
+    }
+
+    /** A certificate for {@code commonName} signed by {@code issuer}, with the named extension section. */
+    Issued issue(String file, String commonName, String extensions, Issued issuer) throws Exception {
+        Path key = newKey(file);
+        Path request = directory.resolve(file + ".csr");
+        Path certificate = directory.resolve(file + ".pem");
+        openssl("req", "-new", "-key", key.toString(), "-subj", "/CN=" + commonName, "-config", "openssl.cnf",
+                "-out", request.toString());
+        openssl("x509", "-req", "-in", request.toString(), "-CA", issuer.certificateFile().toString(),
+                "-CAkey", issuer.keyFile().toString(), "-set_serial", serial(), "-days", "2",
+                "-extfile", "openssl.cnf", "-extensions", extensions, "-out", certificate.toString());
+        return load(file, certificate, key);
+    }
+
+    /** A trust store holding {@code anchors} as trusted certificates. */
+    static KeyStore trustStore(X509Certificate... anchors) throws Exception {
+        KeyStore store = KeyStore.getInstance("PKCS12");
+        store.load(null, null);
+        for (int index = 0; index < anchors.length; index++) store.setCertificateEntry("anchor" + index, anchors[index]);
+        return store;
+    }
+
+    private Path newKey(String file) throws Exception {
+        Path key = directory.resolve(file + ".key");
+        openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key.toString());
+        return key;
+    }
+
+    private String serial() {
+        return Long.toString(1 + (random.nextLong() >>> 2));
+    }
+
+    private Issued load(String name, Path certificate, Path key) throws Exception {
+        X509Certificate parsed = Certificates.read(Files.readAllBytes(certificate)).get(0);
+        String pem = Files.readString(key, StandardCharsets.US_ASCII)
+                .replace("-----BEGIN PRIVATE KEY-----", "").replace("-----END PRIVATE KEY-----", "");
+        PrivateKey privateKey = KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(Base64.getMimeDecoder().decode(pem)));
+        return new Issued(name, certificate, key, parsed, privateKey);
+    }
+
+    private void openssl(String... arguments) throws Exception {
+        List<String> command = new java.util.ArrayList<>(List.of("openssl"));
+        command.addAll(List.of(arguments));
+        Path log = directory.resolve("openssl.log");
+        Process process = new ProcessBuilder(command).directory(directory.toFile())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+            process.destroyForcibly();
+            throw new IllegalStateException("openssl failed: " + String.join(" ", command) + "\n" + Files.readString(log));
+        }
+    }
+}

@@ -1,0 +1,134 @@
+package pinkeeper.reader;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code validate}: the output and exit statuses of {@code pinkeeper validate}, in process and through {@code java -jar}. */
+class ValidateCommandTest {
+    record Result(int status, String out, String err) {}
+
+    @TempDir
+    Path directory;
+
+    String pinnedB64 = CacheReaderTest.b64(1);
+
+    @BeforeEach
+    void publish() throws Exception {
+        TestCaches.publish(directory, "banking", TestCaches.cache("banking", "",
+                TestCaches.entry("api.example.com", pinnedB64),
+                TestCaches.entry("api.example.com", CacheReaderTest.b64(2), TestCaches.FAR_FUTURE, 1)));
+    }
+
+    Result run(String... arguments) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = ValidateCommand.run(arguments, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    Result validate(String... more) {
+        List<String> arguments = new ArrayList<>(List.of("validate", "--cache-directory", directory.toString(), "--store", "banking"));
+        arguments.addAll(List.of(more));
+        return run(arguments.toArray(String[]::new));
+    }
+
+    @Test
+    void theThreeVerdictsAndTheirExitStatuses() {
+        assertEquals(new Result(0, "trusted\n", ""), validate("--name", "api.example.com", "--fingerprint", pinnedB64));
+        assertEquals(new Result(1, "untrusted: store 'banking' pins 'api.example.com', but not this certificate\n", ""),
+                validate("--name", "api.example.com", "--fingerprint", CacheReaderTest.b64(3)));
+        assertEquals(new Result(2, "empty: store 'banking' has no valid pin for 'other.example.com'; reject, and run "
+                + "`pinkeeper update --store banking`\n", ""), validate("--name", "other.example.com", "--fingerprint", pinnedB64));
+    }
+
+    @Test
+    void depthHexAndExpectedNames() {
+        String hex = HexFormat.ofDelimiter(":").withUpperCase().formatHex(CacheReaderTest.digest(2));
+        assertEquals(0, validate("--name", "api.example.com", "--fingerprint", hex, "--depth", "1").status());
+        assertEquals(1, validate("--name", "api.example.com", "--fingerprint", hex).status());
+        assertEquals(new Result(1, "untrusted: 'api.example.com' is not among the expected_common_names of store 'banking'\n", ""),
+                validate("--name", "api.example.com", "--fingerprint", pinnedB64, "--expected-common-name", "www.example.com"));
+    }
+
+    @Test
+    void aCertificateFileIsListedThenChecked() throws Exception {
+        TestPki.Issued leaf = new TestPki(Files.createDirectory(directory.resolve("pki"))).selfSigned("leaf", "www.example.com", "selfsigned");
+        TestCaches.publish(directory, "banking", TestCaches.cache("banking", "", TestCaches.entry("api.example.com", leaf.fingerprintBase64())));
+        Result result = validate("--name", "api.example.com", "--certificate", leaf.certificateFile().toString());
+        long notAfter = leaf.certificate().getNotAfter().getTime() / 1000;
+        assertEquals(new Result(0, "depth 0: CN=www.example.com  sha256 " + leaf.fingerprintBase64() + "  expires " + notAfter + " ("
+                + java.time.Instant.ofEpochSecond(notAfter) + ")\nnote: the leaf's common name is 'www.example.com'; pins are looked up under "
+                + "--name 'api.example.com'\ntrusted\n", ""), result);
+    }
+
+    @Test
+    void usageErrorsExitWith64() {
+        String[][] wrong = {
+            {"--name", "api.example.com"},
+            {"--name", "api.example.com", "--fingerprint", pinnedB64, "--certificate", "x.pem"},
+            {"--name", "api.example.com", "--certificate", "x.pem", "--depth", "1"},
+            {"--name", "api.example.com", "--fingerprint", pinnedB64, "--depth", "-1"},
+            {"--name", "api.example.com", "--fingerprint", "AAAA"},
+            {"--name", "api.example.com", "--fingerprint", pinnedB64, "--colour"},
+        };
+        for (String[] arguments : wrong) {
+            Result result = validate(arguments);
+            assertEquals(64, result.status(), String.join(" ", arguments));
+            assertTrue(result.err().startsWith("pinkeeper: ") && result.err().contains("usage:"), result.err());
+        }
+        assertEquals(64, run("validate", "--store", "../etc/passwd", "--name", "a", "--fingerprint", pinnedB64).status());
+        assertEquals(64, run("status").status());
+    }
+
+    @Test
+    void unusableFilesExitWith65_66And74() throws Exception {
+        assertEquals(66, validate("--name", "api.example.com", "--certificate", directory.resolve("missing.pem").toString()).status());
+        Files.writeString(directory.resolve("garbage.pem"), "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+        assertEquals(65, validate("--name", "api.example.com", "--certificate", directory.resolve("garbage.pem").toString()).status());
+        TestCaches.publish(directory, "banking", "not json");
+        Result invalid = validate("--name", "api.example.com", "--fingerprint", pinnedB64);
+        assertEquals(65, invalid.status());
+        assertEquals("pinkeeper: store 'banking': " + directory.resolve("banking.json") + " is not a pinkeeper cache file: not valid JSON\n",
+                invalid.err());
+        Files.delete(directory.resolve("banking.json"));
+        Files.createDirectory(directory.resolve("banking.json"));
+        assertEquals(74, validate("--name", "api.example.com", "--fingerprint", pinnedB64).status());
+    }
+
+    @Test
+    void theJarRunsWithJavaDashJar() throws Exception {
+        // make test-java builds the jar first and names it; Maven runs tests before it packages.
+        String built = System.getProperty("pinkeeper.jar");
+        assumeTrue(built != null, "no -Dpinkeeper.jar: the jar is tested by make test-java");
+        Path jar = Paths.get(built);
+        assertTrue(Files.isRegularFile(jar), "the reader jar is missing: " + jar);
+        Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
+        int[] expected = {0, 1};
+        String[] fingerprints = {pinnedB64, CacheReaderTest.b64(3)};
+        for (int index = 0; index < 2; index++) {
+            Process process = new ProcessBuilder(java.toString(), "-jar", jar.toString(), "validate", "--cache-directory",
+                    directory.toString(), "--store", "banking", "--name", "api.example.com", "--fingerprint", fingerprints[index])
+                    .redirectErrorStream(true).start();
+            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(expected[index], process.exitValue(), output);
+            assertTrue(output.startsWith(index == 0 ? "trusted\n" : "untrusted: "), output);
+        }
+    }
+}

@@ -46,6 +46,7 @@ public struct Daemon: Sendable {
         defer { forwarder.cancel() }
         var loop = Loop(daemon: self, input: input)
         await loop.run(events: events)
+        await loop.metrics.settle(within: .milliseconds(250))
     }
 }
 
@@ -65,6 +66,8 @@ private struct Loop {
     var timer: Task<Void, Never>?
     let watchdogHalfPeriod: Duration?
     var nextPing = ContinuousClock.now
+    /// Off the loop: a stalled disk must not hold up the watchdog pings.
+    let metrics: MetricsWriter
 
     init(daemon: Daemon, input: AsyncStream<Daemon.Event>.Continuation) {
         self.daemon = daemon
@@ -72,6 +75,7 @@ private struct Loop {
         self.config = daemon.configuration
         self.updater = daemon.makeUpdater(daemon.configuration)
         self.watchdogHalfPeriod = daemon.notifier.watchdogMicroseconds.map { .microseconds(Int64($0 / 2)) }
+        self.metrics = MetricsWriter(logger: daemon.logger)
     }
 
     var logger: Logger { daemon.logger }
@@ -164,7 +168,7 @@ private struct Loop {
         let entries = config.stores.compactMap { status[$0.id] }
         let next = due.values.min().map { max(0, $0 - now) }
         daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next))
-        MetricsFile.update(configuration: config, now: now, logger: logger)
+        metrics.request(configuration: config, now: now)
     }
 
     // MARK: Disk

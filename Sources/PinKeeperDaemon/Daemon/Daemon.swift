@@ -46,6 +46,7 @@ public struct Daemon: Sendable {
         defer { forwarder.cancel() }
         var loop = Loop(daemon: self, input: input)
         await loop.run(events: events)
+        await loop.metrics.settle(within: .milliseconds(250))
     }
 }
 
@@ -58,11 +59,15 @@ private struct Loop {
     var due: [String: Int64] = [:]
     var status: [String: StatusLine.Entry] = [:]
     var pass: Task<Void, Never>?
+    /// What a reload or SIGUSR1 took out of the running pass's hands.
+    var superseded = SupersededStores()
     var ready = false
     var stopping = false
     var timer: Task<Void, Never>?
     let watchdogHalfPeriod: Duration?
     var nextPing = ContinuousClock.now
+    /// Off the loop: a stalled disk must not hold up the watchdog pings.
+    let metrics: MetricsWriter
 
     init(daemon: Daemon, input: AsyncStream<Daemon.Event>.Continuation) {
         self.daemon = daemon
@@ -70,6 +75,7 @@ private struct Loop {
         self.config = daemon.configuration
         self.updater = daemon.makeUpdater(daemon.configuration)
         self.watchdogHalfPeriod = daemon.notifier.watchdogMicroseconds.map { .microseconds(Int64($0 / 2)) }
+        self.metrics = MetricsWriter(logger: daemon.logger)
     }
 
     var logger: Logger { daemon.logger }
@@ -106,7 +112,7 @@ private struct Loop {
                 pass.cancel()  // reaches libcurl at once; publishing is atomic, so nothing is left half-written
             case .trigger(.updateAll):
                 logger.info("updating every store now (SIGUSR1)")
-                for store in config.stores { due[store.id] = daemon.clock.now() }
+                for store in config.stores { schedule(store.id, at: daemon.clock.now()) }
             case .trigger(.reload):
                 reloadConfiguration()
             }
@@ -123,16 +129,27 @@ private struct Loop {
 
     private mutating func startPass(_ stores: [StoreConfig]) {
         let updater = self.updater, input = self.input, concurrency = daemon.concurrency
+        let superseded = SupersededStores()
+        self.superseded = superseded
         pass = Task {
-            let reports = await UpdatePass.run(stores, updater: updater, concurrency: concurrency)
+            let reports = await UpdatePass.run(stores, updater: updater, concurrency: concurrency,
+                                               skip: superseded.contains)
             input.yield(.passFinished(reports))
         }
+    }
+
+    /// Sets a store's due time (nil: no longer configured). A running pass neither starts the
+    /// store any more nor, when it ends, replaces this due time with its own result.
+    private mutating func schedule(_ id: String, at time: Int64?) {
+        due[id] = time
+        if pass != nil { superseded.insert(id) }
     }
 
     private mutating func apply(_ reports: [StoreUpdater.Report]) {
         pass = nil
         let now = daemon.clock.now()
-        for report in reports where config.store(report.store) != nil {
+        // Stores a reload changed or SIGUSR1 asked for keep the due time that was set then.
+        for report in reports where config.store(report.store) != nil && !superseded.contains(report.store) {
             due[report.store] = report.nextAttempt
             let health: StoreHealth = report.pins == 0 ? .empty : (report.result == .ok ? .fresh : .failing)
             status[report.store] = .init(store: report.store, health: health,
@@ -151,7 +168,7 @@ private struct Loop {
         let entries = config.stores.compactMap { status[$0.id] }
         let next = due.values.min().map { max(0, $0 - now) }
         daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next))
-        MetricsFile.update(configuration: config, now: now, logger: logger)
+        metrics.request(configuration: config, now: now)
     }
 
     // MARK: Disk
@@ -182,10 +199,10 @@ private struct Loop {
             updater = daemon.makeUpdater(fresh)
             for store in fresh.stores {
                 if let before = old.store(store.id), !store.differs(from: before) { continue }
-                due[store.id] = now  // added or changed: fetch from the (new) source now
+                schedule(store.id, at: now)  // added or changed: fetch from the (new) source now
             }
             for store in old.stores where fresh.store(store.id) == nil {
-                due[store.id] = nil
+                schedule(store.id, at: nil)
                 status[store.id] = nil
             }
             logger.info("configuration reloaded", metadata: ["stores": "\(fresh.stores.count)"])

@@ -1,11 +1,14 @@
 /// Updates several stores concurrently, at most `concurrency` at a time, and returns one
-/// report per store in the order given.
+/// report per store in the order given. A store for which `skip` says yes when its turn comes is
+/// not started (its report says so, as for a cancelled pass).
 public enum UpdatePass {
-    public static func run(_ stores: [StoreConfig], updater: StoreUpdater, concurrency: Int = 8) async -> [StoreUpdater.Report] {
+    public static func run(_ stores: [StoreConfig], updater: StoreUpdater, concurrency: Int = 8,
+                           skip: (String) -> Bool = { _ in false }) async -> [StoreUpdater.Report] {
         await withTaskGroup(of: (Int, StoreUpdater.Report).self) { group in
             var reports = [StoreUpdater.Report?](repeating: nil, count: stores.count)
             var next = 0
             func startNext() {
+                while next < stores.count && skip(stores[next].id) { next += 1 }
                 guard next < stores.count else { return }
                 let index = next
                 next += 1

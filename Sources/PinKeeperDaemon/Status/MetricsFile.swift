@@ -15,9 +15,9 @@ public enum MetricsFile {
     }
 
     /// `write`, with a failure logged as a warning instead of thrown: metrics must never stop updates.
-    public static func update(configuration: Configuration, now: Int64, logger: Logger) {
+    public static func update(configuration: Configuration, now: Int64, writer: AtomicWriter = AtomicWriter(), logger: Logger) {
         do {
-            try write(configuration: configuration, now: now)
+            try write(configuration: configuration, now: now, writer: writer)
         } catch {
             logger.warning("cannot write the metrics file", metadata: [
                 "file": "\(configuration.metricsFile ?? "")", "reason": "\(error)",

@@ -35,9 +35,10 @@ public struct StoreUpdater: Sendable {
 
     public func update(_ store: StoreConfig) async -> Report {
         let now = clock.now()
-        var memory = state.load(store: store.id)
-        AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path)
-        let previous = loadCache(store, now: now)
+        // File work runs on threads of its own (BlockingWork): a stalled disk must not starve the pool.
+        var memory = await BlockingWork.run { [state] in state.load(store: store.id) }
+        await BlockingWork.run { [cache] in AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path) }
+        let previous = await BlockingWork.run { loadCache(store, now: now) }
         let validBefore = previous?.list.pins.filter { !$0.isExpired(at: now) } ?? []
 
         memory.lastAttempt = now
@@ -51,7 +52,7 @@ public struct StoreUpdater: Sendable {
             memory.retryAt = outcome.published ? nil : outcome.nextUpdate
             (memory.etag, memory.lastModified) = outcome.validators
             memory.bodyDigest = outcome.bodyDigest
-            remember(memory, store)
+            await BlockingWork.run { [memory] in remember(memory, store) }
             logger.info("update succeeded", metadata: [
                 "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins.count)",
                 "next_update": "\(Timestamp.iso(outcome.nextUpdate))", "not_modified": "\(outcome.notModified)",
@@ -72,7 +73,7 @@ public struct StoreUpdater: Sendable {
                                         retryAfter: error.retryAfter, regularUpdate: previous?.metadata.nextUpdate,
                                         random: random)
             memory.retryAt = retry
-            remember(memory, store)
+            await BlockingWork.run { [memory] in remember(memory, store) }
             let event: LogEventID = error.result == .storeEmpty ? .storeEmpty : .updateFailed
             logger.error("update failed", metadata: [
                 "event": "\(event.rawValue)", "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)",
@@ -167,7 +168,7 @@ public struct StoreUpdater: Sendable {
         let file = CacheFile(list: PinList(pins: merged.pins, domainsConfig: merged.domainsConfig),
                              metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: next))
         do {
-            try cache.publish(file)
+            try await BlockingWork.run { [cache] () throws(FileError) in try cache.publish(file) }
         } catch {
             throw UpdateFailure(.writeFailed, "\(error); the published file was left as it was")
         }

@@ -1,0 +1,11 @@
+import Synchronization
+
+/// Stores whose work in the running pass a reload or SIGUSR1 made obsolete (changed, added,
+/// removed, or asked for afresh). Shared by the loop, which adds to it, and the pass, which
+/// starts none of them; the loop drops the pass's reports for them so their new due time stands.
+final class SupersededStores: Sendable {
+    private let ids = Mutex<Set<String>>([])
+
+    func insert(_ id: String) { _ = ids.withLock { $0.insert(id) } }
+    func contains(_ id: String) -> Bool { ids.withLock { $0.contains(id) } }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import PinKeeper
+@testable import PinKeeperDaemon
+import Testing
+
+/// The scheduling loop in this process: triggers from a stream, a fetcher that holds a pass in flight.
+@Suite("The daemon loop: reload and SIGUSR1 during a pass")
+struct DaemonLoopTests {
+    let server: FixtureServer
+    let sandbox: Sandbox
+
+    init() throws {
+        server = try FixtureServer()
+        sandbox = try Sandbox()
+        for (route, byte) in [("a", 1), ("b", 2), ("c1", 3), ("c2", 4), ("a2", 5)] as [(String, UInt8)] {
+            try server.route(route, Lists.route(entries: [Lists.entry("\(route).example.com", byte)]))
+        }
+    }
+
+    private func start(_ stores: [StoreConfig], fetcher: GatedFetcher, concurrency: Int = 8) -> InProcessDaemon {
+        let sandbox = self.sandbox
+        return InProcessDaemon(sandbox.configuration(stores), concurrency: concurrency, logger: sandbox.log.logger) { _ in
+            sandbox.updater(fetcher: fetcher)
+        }
+    }
+
+    @Test("a store whose URL a reload changes during a pass is fetched from the new URL as soon as the pass ends",
+          .timeLimit(.minutes(2)))
+    func reloadDuringPass() async throws {
+        let fetcher = GatedFetcher(holding: [server.url("a")])
+        let daemon = start([try sandbox.store("a", url: server.url("a"))], fetcher: fetcher)
+        #expect(await eventually(timeout: 30) { fetcher.waitingCount == 1 }, "the first fetch never started")
+
+        daemon.setConfiguration(sandbox.configuration([try sandbox.store("a", url: server.url("a2"))]))
+        daemon.send(.reload)
+        #expect(await eventually(timeout: 30) { daemon.notifier.texts.contains { $0.hasPrefix("RELOADING=1") } })
+        fetcher.release()
+
+        #expect(await eventually(timeout: 30) { fetcher.requested.contains(server.url("a2")) },
+                "requested \(fetcher.requested)")
+        #expect(await eventually(timeout: 30) { (try? sandbox.published("a").metadata.source) == server.url("a2") })
+        await daemon.stop()
+    }
+
+    @Test("SIGUSR1 during a pass updates its stores again once the pass ends", .timeLimit(.minutes(2)))
+    func updateAllDuringPass() async throws {
+        let fetcher = GatedFetcher(holding: [server.url("a")])
+        let daemon = start([try sandbox.store("a", url: server.url("a"))], fetcher: fetcher)
+        #expect(await eventually(timeout: 30) { fetcher.waitingCount == 1 }, "the first fetch never started")
+
+        daemon.send(.updateAll)
+        #expect(await eventually(timeout: 30) { sandbox.log.all.contains { $0.message.hasPrefix("updating every store now") } })
+        fetcher.release()
+
+        #expect(await eventually(timeout: 30) { fetcher.requested.count == 2 }, "requested \(fetcher.requested)")
+        await daemon.stop()
+    }
+
+    @Test("a pass started before a reload neither fetches a store the reload removed nor one it changed, by their old configuration",
+          .timeLimit(.minutes(2)))
+    func reloadRemovesAndChangesStoresNotYetStarted() async throws {
+        let fetcher = GatedFetcher(holding: [server.url("a")])
+        let before = [try sandbox.store("a", url: server.url("a")), try sandbox.store("b", url: server.url("b")),
+                      try sandbox.store("c", url: server.url("c1"))]
+        // One store at a time, in id order: b and c wait behind the held a.
+        let daemon = start(before, fetcher: fetcher, concurrency: 1)
+        #expect(await eventually(timeout: 30) { fetcher.waitingCount == 1 }, "the first fetch never started")
+
+        daemon.setConfiguration(sandbox.configuration([before[0], try sandbox.store("c", url: server.url("c2"))]))
+        daemon.send(.reload)
+        #expect(await eventually(timeout: 30) { daemon.notifier.texts.contains { $0.hasPrefix("RELOADING=1") } })
+        fetcher.release()
+
+        #expect(await eventually(timeout: 30) { (try? sandbox.published("c").metadata.source) == server.url("c2") },
+                "requested \(fetcher.requested)")
+        #expect(fetcher.requested == [server.url("a"), server.url("c2")])
+        #expect(!FileManager.default.fileExists(atPath: sandbox.cacheFile("b").path))
+        #expect(await eventually(timeout: 30) { daemon.notifier.texts.last { $0.hasPrefix("STATUS=") }?.hasPrefix("STATUS=2 stores: 2 fresh") == true },
+                "\(daemon.notifier.texts)")
+        await daemon.stop()
+    }
+
+    @Test("the metrics file follows the passes", .timeLimit(.minutes(2)))
+    func metricsFileAfterPass() async throws {
+        let fetcher = GatedFetcher(holding: [])
+        let file = sandbox.root.appendingPathComponent("pinkeeper.prom")
+        let sandbox = self.sandbox
+        let daemon = InProcessDaemon(sandbox.configuration([try sandbox.store("a", url: server.url("a"))], metricsFile: file.path),
+                                     logger: sandbox.log.logger) { _ in sandbox.updater(fetcher: fetcher) }
+        #expect(await eventually(timeout: 30) {
+            (try? String(contentsOf: file, encoding: .utf8))?.contains("{store=\"a\",result=\"ok\"} 1") == true
+        })
+        await daemon.stop()
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Logging
+@testable import PinKeeperDaemon
+import Synchronization
+
+/// Records what the daemon tells systemd, with the time each message arrived.
+final class RecordingNotifier: ServiceNotifier {
+    let watchdogMicroseconds: UInt64?
+    private let messages = Mutex<[(at: ContinuousClock.Instant, text: String)]>([])
+
+    init(watchdogMicroseconds: UInt64? = nil) { self.watchdogMicroseconds = watchdogMicroseconds }
+
+    func notify(_ message: String) { messages.withLock { $0.append((ContinuousClock.now, message)) } }
+
+    var all: [(at: ContinuousClock.Instant, text: String)] { messages.withLock { $0 } }
+    var texts: [String] { all.map(\.text) }
+}
+
+/// The real libcurl fetcher, except that requests to `held` URLs wait until `release`: a pass
+/// that stays in flight for as long as a test needs.
+final class GatedFetcher: HTTPFetching {
+    private struct State {
+        var held: Set<String>
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var requested: [String] = []
+    }
+    private let real = CurlFetcher(userAgent: PinKeeperVersion.userAgent)
+    private let state: Mutex<State>
+
+    init(holding held: Set<String>) { state = Mutex(State(held: held)) }
+
+    /// Every URL requested so far, in order (held ones included).
+    var requested: [String] { state.withLock { $0.requested } }
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Lets the held requests go and stops holding.
+    func release() {
+        let waiting = state.withLock { state in
+            state.held = []
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse {
+        await withCheckedContinuation { continuation in
+            let hold = state.withLock { state in
+                state.requested.append(request.url)
+                if state.held.contains(request.url) { state.waiting.append(continuation) }
+                return state.held.contains(request.url)
+            }
+            if !hold { continuation.resume() }
+        }
+        return try await real.fetch(request)
+    }
+}
+
+/// `Daemon.run` in this process, driven by a trigger stream instead of signals.
+final class InProcessDaemon: Sendable {
+    let notifier: RecordingNotifier
+    private let input: AsyncStream<Trigger>.Continuation
+    private let task: Task<Void, Never>
+    private let nextConfiguration: Box
+
+    private final class Box: Sendable {
+        let value: Mutex<Configuration>
+        init(_ value: Configuration) { self.value = Mutex(value) }
+    }
+
+    init(_ configuration: Configuration, notifier: RecordingNotifier = RecordingNotifier(), concurrency: Int = 8,
+         logger: Logger, makeUpdater: @escaping @Sendable (Configuration) -> StoreUpdater) {
+        self.notifier = notifier
+        let next = Box(configuration)
+        nextConfiguration = next
+        var daemon = Daemon(configuration: configuration, reload: { .success(next.value.withLock { $0 }) },
+                            makeUpdater: makeUpdater, notifier: notifier, logger: logger)
+        daemon.concurrency = concurrency
+        let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
+        self.input = input
+        task = Task { await daemon.run(triggers: triggers) }
+    }
+
+    /// What the next `.reload` reads.
+    func setConfiguration(_ configuration: Configuration) { nextConfiguration.value.withLock { $0 = configuration } }
+
+    func send(_ trigger: Trigger) { input.yield(trigger) }
+
+    func stop() async {
+        input.yield(.terminate)
+        await task.value
+    }
+}
+
+extension Sandbox {
+    func configuration(_ stores: [StoreConfig], metricsFile: String? = nil) -> Configuration {
+        Configuration(cacheDirectory: cache.path, stateDirectory: state.path, metricsFile: metricsFile,
+                      stores: stores.sorted { $0.id < $1.id }, sources: [])
+    }
+}
+
+/// Polls `condition` (without holding a thread) until it holds or `timeout` seconds pass.
+@discardableResult
+func eventually(timeout: Double, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return true
+}
+
+extension Sandbox {
+    func updater(fetcher: HTTPFetching, fileSystem: FileSystem = PosixFileSystem()) -> StoreUpdater {
+        StoreUpdater(fetcher: fetcher, cache: CacheDirectory(path: cache.path, writer: AtomicWriter(fileSystem: fileSystem)),
+                     state: StateDirectory(path: state.path), logger: log.logger)
+    }
+}

@@ -1,7 +1,7 @@
 /// Updates several stores concurrently, at most `concurrency` at a time, and returns one
 /// report per store in the order given.
 public enum UpdatePass {
-    public static func run(_ stores: [StoreConfig], updater: StoreUpdater, concurrency: Int = 8) async -> [StoreUpdater.Report] {
+    public static func run(_ stores: [StoreConfig], updater: StoreUpdater, concurrency: Int = Configuration.defaultConcurrency) async -> [StoreUpdater.Report] {
         await withTaskGroup(of: (Int, StoreUpdater.Report).self) { group in
             var reports = [StoreUpdater.Report?](repeating: nil, count: stores.count)
             var next = 0

@@ -3,7 +3,7 @@ SWIFT        ?= swift
 SWIFT_FLAGS  ?=
 RELEASE_BIN  := .build/release/pinkeeper
 
-.PHONY: all deps build release test check-units demo systemd-test package-test clean
+.PHONY: all deps build release test check-units alert-rules-check demo systemd-test package-test clean
 
 all: build
 
@@ -17,15 +17,22 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib -Xlinker -z -Xlinker now $(SWIFT_FLAGS)
 
-# Unit and integration tests (Swift Testing), then the systemd unit and man page checks.
+# Unit and integration tests (Swift Testing), then the systemd unit, man page and alert rule checks.
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
 	scripts/check-units.sh
 	$(MAKE) --no-print-directory man-check
+	$(MAKE) --no-print-directory alert-rules-check
 
 check-units: deps
 	scripts/check-units.sh
+
+# The shipped Prometheus rules: promtool's syntax check, then their unit tests.
+alert-rules-check:
+	@promtool=$$(scripts/install-promtool.sh) && \
+	  $$promtool check rules prometheus/pinkeeper.rules.yml && \
+	  $$promtool test rules prometheus/*.test.yml
 
 # A local pinning service on loopback and the daemon in the foreground; Ctrl-C stops both.
 demo: build

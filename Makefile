@@ -3,7 +3,7 @@ SWIFT        ?= swift
 SWIFT_FLAGS  ?=
 RELEASE_BIN  := .build/release/pinkeeper
 
-.PHONY: all deps build release test test-python check-units demo systemd-test package-test clean
+.PHONY: all deps build release test test-python test-java check-units alert-rules-check demo systemd-test package-test clean
 
 all: build
 
@@ -17,7 +17,7 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib -Xlinker -z -Xlinker now $(SWIFT_FLAGS)
 
-# Unit and integration tests (Swift Testing), then the systemd unit and man page checks.
+# Unit and integration tests (Swift Testing), then the systemd unit, man page and alert rule checks.
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
@@ -25,6 +25,7 @@ test: deps
 	$(MAKE) --no-print-directory man-check
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-java
+	$(MAKE) --no-print-directory alert-rules-check
 
 # The Python reader (readers/python): conformance table, TLS helpers on loopback, its command line
 # against the Swift one (built by `test` first; alone, this builds it).
@@ -34,6 +35,12 @@ test-python: deps
 
 check-units: deps
 	scripts/check-units.sh
+
+# The shipped Prometheus rules: promtool's syntax check, then their unit tests.
+alert-rules-check:
+	@promtool=$$(scripts/install-promtool.sh) && \
+	  $$promtool check rules packaging/prometheus/pinkeeper.rules.yml && \
+	  $$promtool test rules packaging/prometheus/*.test.yml
 
 # A local pinning service on loopback and the daemon in the foreground; Ctrl-C stops both.
 demo: build

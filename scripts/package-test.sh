@@ -91,7 +91,7 @@ missing=$(in_root "$root" sh -c 'dpkg -L pinkeeper | while read -r p; do [ -e "$
 expected=(/usr/bin/pinkeeper /usr/lib/sysusers.d/pinkeeper.conf /etc/pinkeeper/pinkeeper.toml
     /usr/share/man/man8/pinkeeper.8.gz /usr/share/man/man5/pinkeeper.toml.5.gz
     /usr/share/bash-completion/completions/pinkeeper /usr/share/zsh/vendor-completions/_pinkeeper
-    /usr/share/fish/vendor_completions.d/pinkeeper.fish)
+    /usr/share/fish/vendor_completions.d/pinkeeper.fish /usr/share/pinkeeper/prometheus/pinkeeper.rules.yml)
 absent=()
 for f in "${expected[@]}"; do grep -qxF "$f" "$logs/dpkg-L.txt" || absent+=("$f"); done
 unit_path=$(grep -E '^(/usr)?/lib/systemd/system/pinkeeper\.service$' "$logs/dpkg-L.txt" | head -n 1)

@@ -15,6 +15,7 @@ struct CheckConfig: ParsableCommand {
         print("configuration OK: \(configuration.sources.joined(separator: ", "))")
         print("cache directory: \(configuration.cacheDirectory)")
         print("state directory: \(configuration.stateDirectory)")
+        print("concurrency: \(configuration.concurrency) stores updated at once")
         for store in configuration.stores {
             let keys = store.publicKeys.count == 1 ? "1 key" : "\(store.publicKeys.count) keys"
             print("store \(store.id): \(store.mode.rawValue) \(store.url) (\(keys), every \(store.policy.periodicUpdateInterval)s)")

@@ -210,6 +210,37 @@ struct ConfigTests {
         #expect(try Self.load(Self.store("\"\(id)\"")).config().stores.map(\.id) == [id])
     }
 
+    // MARK: concurrency (daemon-wide)
+
+    @Test func concurrencyDefaultsToEight() throws {
+        #expect(try Self.load(Self.store()).config().concurrency == 8)
+    }
+
+    @Test(arguments: [1, 3, 64])
+    func concurrencyIsRead(_ value: Int) throws {
+        #expect(try Self.load("concurrency = \(value)\n" + Self.store()).config().concurrency == value)
+    }
+
+    @Test(arguments: ["0", "65", "-1", "\"4\"", "2.5", "true", "[4]"])
+    func concurrencyOutOfRangeOrOfTheWrongType(_ value: String) throws {
+        try Self.expectError(Self.load("concurrency = \(value)\n" + Self.store()), store: nil, key: "concurrency",
+                             "must be an integer from 1 to 64")
+    }
+
+    @Test func misspeltConcurrencySuggestsTheKey() throws {
+        try Self.expectError(Self.load("concurency = 4\n"), store: nil, key: "concurency", "did you mean 'concurrency'?")
+    }
+
+    /// In TOML a key below `[defaults]` or `[stores.x]` belongs to that table.
+    @Test func concurrencyBelowATableSaysWhereItBelongs() throws {
+        try Self.expectError(Self.load("[defaults]\nconcurrency = 4\n"), store: nil, key: "defaults.concurrency",
+                             "daemon-wide: set it in the main file, above its first [table]")
+        try Self.expectError(Self.load(Self.store("banking", "concurrency = 4")), store: "banking", key: "concurrency",
+                             "daemon-wide")
+        let loaded = try Self.load("", dropIns: ["50-b.toml": "concurrency = 4\n" + Self.store("b")])
+        try Self.expectError(loaded, file: loaded.dropIn("50-b.toml"), store: nil, key: "concurrency", "daemon-wide")
+    }
+
     // MARK: Errors in the main file
 
     @Test func unknownTopLevelKeySuggestsTheNearestKey() throws {

@@ -6,12 +6,14 @@ import TOMLKit
 /// validated `Configuration`. Anything unknown or malformed is a `ConfigError`.
 public enum ConfigLoader {
     public static let defaultPath = "/etc/pinkeeper/pinkeeper.toml"
+    /// The daemon-wide keys, which only the main file may set, above its first table.
+    static let topLevelKeys = ["cache_directory", "state_directory", "metrics_file", "concurrency"]
 
     public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(ConfigError) -> Configuration
     {
         let main = try parse(file: path)
-        try checkKeys(main, allowed: ["cache_directory", "state_directory", "metrics_file", "defaults", "stores"], file: path)
+        try checkKeys(main, allowed: topLevelKeys + ["defaults", "stores"], file: path)
         var defaults = UpdatePolicy()
         if let table = try subtable(main, "defaults", file: path) {
             try checkKeys(table, allowed: PolicyKeys.all, file: path, prefix: "defaults.")
@@ -35,6 +37,7 @@ public enum ConfigLoader {
             stateDirectory: try directory(main, "state_directory", env: environment["STATE_DIRECTORY"],
                                           fallback: "/var/lib/pinkeeper", file: path),
             metricsFile: try absolutePath(main, "metrics_file", file: path),
+            concurrency: try concurrency(main, file: path),
             stores: stores.values.sorted { $0.id < $1.id },
             sources: sources)
     }
@@ -92,6 +95,11 @@ public enum ConfigLoader {
     static func checkKeys(_ table: TOMLTable, allowed: [String], file: String, store: String? = nil,
                           prefix: String = "") throws(ConfigError) {
         for key in table.keys where !allowed.contains(key) {
+            if topLevelKeys.contains(key) {
+                // In TOML a key below a [table] header belongs to that table: the usual slip.
+                throw ConfigError(file: file, store: store, key: prefix + key,
+                                  "unknown key here; '\(key)' is daemon-wide: set it in the main file, above its first [table]")
+            }
             let hint = allowed.first { $0.lowercased() == key.lowercased() || editDistance($0, key) <= 2 }
             throw ConfigError(file: file, store: store, key: prefix + key,
                               "unknown key" + (hint.map { "; did you mean '\($0)'?" } ?? "; allowed keys: \(allowed.joined(separator: ", "))"))
@@ -114,6 +122,16 @@ public enum ConfigLoader {
         guard let path = try optionalString(table, key, file: file) else { return nil }
         guard path.hasPrefix("/") else { throw ConfigError(file: file, key: key, "must be an absolute path") }
         return path
+    }
+
+    private static func concurrency(_ table: TOMLTable, file: String) throws(ConfigError) -> Int {
+        guard let value = table["concurrency"] else { return Configuration.defaultConcurrency }
+        let range = Configuration.concurrencyRange
+        guard let number = value.int, range.contains(number) else {
+            throw ConfigError(file: file, key: "concurrency",
+                              "must be an integer from \(range.lowerBound) to \(range.upperBound): how many stores are updated at once")
+        }
+        return number
     }
 
     private static func directory(_ table: TOMLTable, _ key: String, env: String?, fallback: String,

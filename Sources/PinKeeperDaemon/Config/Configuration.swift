@@ -5,12 +5,18 @@ public struct Configuration: Sendable {
     public var cacheDirectory: String
     public var stateDirectory: String
     public var metricsFile: String?
+    /// How many stores an update pass (`run` and `update`) fetches at once.
+    public var concurrency = Configuration.defaultConcurrency
     /// Stores in id order.
     public var stores: [StoreConfig]
     /// The files this configuration was read from, for messages.
     public var sources: [String]
 
     public func store(_ id: String) -> StoreConfig? { stores.first { $0.id == id } }
+
+    public static let defaultConcurrency = 8
+    /// 64 already saturates any pinning service a host talks to; more would only open more sockets.
+    public static let concurrencyRange = 1...64
 }
 
 public enum ListMode: String, Sendable {

@@ -19,7 +19,6 @@ public struct Daemon: Sendable {
     public var notifier: ServiceNotifier
     public var clock: WallClock
     public var logger: Logger
-    public var concurrency = 8
     /// Longest sleep without looking at the wall clock again (it may jump).
     public var maxSleep: Duration = .seconds(300)
 
@@ -128,7 +127,8 @@ private struct Loop {
     }
 
     private mutating func startPass(_ stores: [StoreConfig]) {
-        let updater = self.updater, input = self.input, concurrency = daemon.concurrency
+        // From the configuration in force now, so a reload changes it for the next pass.
+        let updater = self.updater, input = self.input, concurrency = config.concurrency
         let superseded = SupersededStores()
         self.superseded = superseded
         pass = Task {

@@ -36,7 +36,7 @@ public enum OneShotUpdate {
                 due.append(store)
             }
         }
-        for report in await UpdatePass.run(due, updater: updater) {
+        for report in await UpdatePass.run(due, updater: updater, concurrency: configuration.concurrency) {
             lines[report.store] = Line(store: report.store, result: report.result.rawValue, pins: report.pins,
                                        nextUpdate: report.nextAttempt, reason: report.reason, failed: report.result != .ok)
         }

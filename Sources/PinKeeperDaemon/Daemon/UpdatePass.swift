@@ -2,7 +2,8 @@
 /// report per store in the order given. A store for which `skip` says yes when its turn comes is
 /// not started (its report says so, as for a cancelled pass).
 public enum UpdatePass {
-    public static func run(_ stores: [StoreConfig], updater: StoreUpdater, concurrency: Int = 8,
+    public static func run(_ stores: [StoreConfig], updater: StoreUpdater,
+                           concurrency: Int = Configuration.defaultConcurrency,
                            skip: (String) -> Bool = { _ in false }) async -> [StoreUpdater.Report] {
         await withTaskGroup(of: (Int, StoreUpdater.Report).self) { group in
             var reports = [StoreUpdater.Report?](repeating: nil, count: stores.count)

@@ -69,6 +69,8 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
         var headers: [String: String]
         var status: Int?
         var scheme: String
+        /// When the server received it (Unix seconds), before any `delay`.
+        var time: Double = 0
     }
 
     func requests(_ route: String? = nil) -> [Request] {
@@ -77,7 +79,8 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
             let request = Request(path: object["path"] as? String ?? "", route: object["route"] as? String ?? "",
                                   headers: object["headers"] as? [String: String] ?? [:],
-                                  status: object["status"] as? Int, scheme: object["scheme"] as? String ?? "")
+                                  status: object["status"] as? Int, scheme: object["scheme"] as? String ?? "",
+                                  time: object["time"] as? Double ?? 0)
             return route == nil || request.route == route ? request : nil
         }
     }

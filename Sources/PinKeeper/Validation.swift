@@ -40,8 +40,9 @@ public struct PinValidator: Sendable {
 
     /// `matches` returns nil when a pin does not apply to the certificates given, else whether it matched.
     private func decide(commonName: String, now: Int64, matches: (Pin) -> Bool?) -> Verdict {
-        if let domainsConfig, !domainsConfig.pinningRequired(for: commonName) { return .trusted }
+        // The operator's own list comes first: nothing the server sends widens it.
         if let expectedCommonNames, !expectedCommonNames.contains(commonName) { return .untrusted }
+        if let domainsConfig, !domainsConfig.pinningRequired(for: commonName) { return .trusted }
         if pins.isEmpty { return .empty }
         var attempts = 0
         for pin in pins where pin.name == commonName && !pin.isExpired(at: now) {

@@ -99,8 +99,11 @@ struct ValidationTests {
                         domains: Self.domains(unlisted: true)) == .untrusted)
     }
 
-    @Test func domainBypassIsCheckedBeforeExpectedCommonNamesAsInIOS19() {
-        #expect(verdict([], 0x01, name: "bypass.example.com", expected: [name], domains: Self.domains(unlisted: true)) == .trusted)
+    @Test func expectedCommonNamesComeBeforeTheServersDomainBypass() {
+        // A signed domainsConfig must not widen the operator's expected_common_names.
+        #expect(verdict([], 0x01, name: "bypass.example.com", expected: [name], domains: Self.domains(unlisted: true)) == .untrusted)
+        #expect(verdict([], 0x01, name: "bypass.example.com", expected: ["bypass.example.com"],
+                        domains: Self.domains(unlisted: true)) == .trusted)
     }
 
     // MARK: Depth

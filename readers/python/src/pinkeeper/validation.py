@@ -25,10 +25,11 @@ def decide(pins: Iterable[Pin], name: str, now: int, matches: Callable[[Pin], Op
            domains_config: Optional[DomainsConfig] = None) -> Verdict:
     """`pins` are the store's pins for `name` (cached then fallback); `matches` returns None when
     a pin does not apply to what was presented (another depth), else whether it matched."""
-    if domains_config is not None and not domains_config.pinning_required(name):
-        return Verdict.TRUSTED
+    # The operator's expected names first: nothing the server sends widens them.
     if expected_common_names is not None and name not in expected_common_names:
         return Verdict.UNTRUSTED
+    if domains_config is not None and not domains_config.pinning_required(name):
+        return Verdict.TRUSTED
     attempts = 0
     for pin in pins:
         if pin.name != name or pin.is_expired(now):

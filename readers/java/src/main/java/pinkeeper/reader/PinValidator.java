@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * Decides trust from a set of pins (cached plus fallback) with Wultra's semantics, in this order:
- * {@code domainsConfig}, the expected common names, an empty store, then the live pins for the name.
+ * the expected common names, {@code domainsConfig}, an empty store, then the live pins for the name.
  */
 public final class PinValidator {
     private final List<Pin> pins;
@@ -34,9 +34,9 @@ public final class PinValidator {
 
     /** {@code matches} answers null when a pin does not apply to what was presented. */
     private Verdict decide(String commonName, long now, java.util.function.Function<Pin, Boolean> matches) {
-        // domainsConfig before the expected names: the 2026 iOS order, as the Swift reader and docs/cache-format.md.
-        if (domainsConfig != null && !domainsConfig.pinningRequired(commonName)) return Verdict.TRUSTED;
+        // The operator's expected names first: nothing the server sends widens them (docs/cache-format.md).
         if (expectedCommonNames != null && !expectedCommonNames.contains(commonName)) return Verdict.UNTRUSTED;
+        if (domainsConfig != null && !domainsConfig.pinningRequired(commonName)) return Verdict.TRUSTED;
         if (pins.isEmpty()) return Verdict.EMPTY;
         int attempts = 0;
         for (Pin pin : pins) {

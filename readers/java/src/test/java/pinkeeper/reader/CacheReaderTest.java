@@ -67,14 +67,15 @@ class CacheReaderTest {
     }
 
     @Test
-    void expectedCommonNamesComeAfterDomainsConfigAndBeforeAnEmptyStore() throws Exception {
+    void expectedCommonNamesComeBeforeDomainsConfigAndAnEmptyStore() throws Exception {
         TestCaches.publish(directory, STORE, TestCaches.cache(STORE,
                 "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": true, \"domains\": ["
                         + "{\"name\": \"cdn.example.com\", \"sslPinningRequired\": false}]},\n"));
         CacheReader reader = CacheReader.forStore(STORE, directory, null, List.of(NAME));
         assertEquals(Verdict.UNTRUSTED, reader.verdict("evil.example.com", digest(1), 0, NOW));
         assertEquals(Verdict.EMPTY, reader.verdict(NAME, digest(1), 0, NOW));
-        assertEquals(Verdict.TRUSTED, reader.verdict("cdn.example.com", digest(1), 0, NOW));
+        // cdn.example.com needs no pinning by domainsConfig, but the operator did not expect it.
+        assertEquals(Verdict.UNTRUSTED, reader.verdict("cdn.example.com", digest(1), 0, NOW));
     }
 
     @Test

@@ -68,14 +68,21 @@ final class InProcessDaemon: Sendable {
         init(_ value: Configuration) { self.value = Mutex(value) }
     }
 
-    init(_ configuration: Configuration, notifier: RecordingNotifier = RecordingNotifier(), concurrency: Int = 8,
+    /// `concurrency`, when given, overrides the configuration's (and every reloaded one's).
+    init(_ configuration: Configuration, notifier: RecordingNotifier = RecordingNotifier(), concurrency: Int? = nil,
          logger: Logger, makeUpdater: @escaping @Sendable (Configuration) -> StoreUpdater) {
         self.notifier = notifier
+        var configuration = configuration
+        if let concurrency { configuration.concurrency = concurrency }
         let next = Box(configuration)
         nextConfiguration = next
-        var daemon = Daemon(configuration: configuration, reload: { .success(next.value.withLock { $0 }) },
-                            makeUpdater: makeUpdater, notifier: notifier, logger: logger)
-        daemon.concurrency = concurrency
+        let daemon = Daemon(configuration: configuration, reload: {
+            .success(next.value.withLock { reloaded in
+                var reloaded = reloaded
+                if let concurrency { reloaded.concurrency = concurrency }
+                return reloaded
+            })
+        }, makeUpdater: makeUpdater, notifier: notifier, logger: logger)
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
         self.input = input
         task = Task { await daemon.run(triggers: triggers) }

@@ -1,4 +1,5 @@
 import Foundation
+import PinKeeper
 
 /// The validated configuration. Immutable: a reload builds a new value and swaps it in whole.
 public struct Configuration: Sendable {
@@ -11,13 +12,6 @@ public struct Configuration: Sendable {
     public var sources: [String]
 
     public func store(_ id: String) -> StoreConfig? { stores.first { $0.id == id } }
-}
-
-public enum ListMode: String, Sendable {
-    /// Mobile Utility Server: the whole body is signed over a fresh challenge.
-    case challenge
-    /// A static list whose entries carry their own signatures.
-    case `static`
 }
 
 /// Timing and size limits; `[defaults]` provides them and a store may override each one.

@@ -53,4 +53,50 @@ struct UnsignedFieldsTests {
         let chainDER = [OpenSSL.der(pem: Self.leaf), OpenSSL.der(pem: Self.ca)].map { Array($0) }
         #expect(reader.verdict(commonName: "localhost", chain: chainDER) == .untrusted)
     }
+
+    /// An older pinkeeper published a static list's domainsConfig and depth as they came.
+    static func addUnsignedFields(_ file: inout [String: Any]) {
+        file["domainsConfig"] = pinningOff
+        var entries = file["fingerprints"] as? [[String: Any]] ?? []
+        for index in entries.indices { entries[index]["depth"] = 1 }
+        file["fingerprints"] = entries
+    }
+
+    @Test("an unchanged static list (304) does not carry over an older file's domainsConfig or depth")
+    func notModifiedPath() async throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("s", Lists.route(mode: "static", entries: [Lists.entry("api.example.com", 1)], extra: ["etag": true]))
+        let store = try sandbox.store("s", url: server.url("s"), mode: .static)
+        #expect(await sandbox.updater().update(store).result == .ok)
+        try sandbox.rewriteAsOlderVersion("s", change: Self.addUnsignedFields)
+
+        let second = await sandbox.updater().update(store)
+        #expect(second.result == .ok && second.notModified)
+        #expect(server.requests("s").last?.status == 304)
+        let published = try sandbox.published("s")
+        #expect(published.list.domainsConfig == nil)
+        #expect(published.list.pins.map(\.depth) == [0])
+        #expect(published.metadata.mode == .static)
+        let reader = try CacheReader(store: "s", cacheDirectory: sandbox.cache.path)
+        #expect(reader.verdict(commonName: "wrong.invalid", fingerprint: [UInt8](repeating: 7, count: 32)) == .empty)
+    }
+
+    @Test("pinkeeper update with the server down: an older static file is cleaned, republished, and warned about once")
+    func olderFileCleanedWithoutTheServer() throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("s", Lists.route(mode: "static", entries: [Lists.entry("api.example.com", 1)]))
+        let config = try sandbox.writeConfig([("s", server.url("s"), "static")])
+        #expect(ChildProcess.run(TestEnvironment.binary, ["update", "--config", config], timeout: 30).status == 0)
+        server.stop()
+        try sandbox.rewriteAsOlderVersion("s", change: Self.addUnsignedFields)
+        #expect(validate(config, name: "wrong.invalid", certificate: Self.unpinned).status == 0)  // precondition: the older file still opens the hole
+
+        let result = ChildProcess.run(TestEnvironment.binary, ["update", "--config", config], timeout: 30)
+        #expect(result.status == 0 && result.stdout.hasPrefix("s fresh pins=1"), "\(result.stdout)\(result.stderr)")
+        let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("warning:") && $0.contains("store=s") }
+        #expect(warnings.count == 1 && warnings.first?.contains("domainsConfig") == true, "\(result.stderr)")
+        let text = String(decoding: try #require(sandbox.cacheBytes("s")), as: UTF8.self)
+        #expect(!text.contains("domainsConfig") && !text.contains("depth") && text.contains(#""mode": "static""#), "\(text)")
+        #expect(validate(config, name: "wrong.invalid", certificate: Self.unpinned).status == 2)
+    }
 }

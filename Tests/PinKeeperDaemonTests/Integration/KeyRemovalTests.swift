@@ -219,4 +219,20 @@ struct KeyRemovalTests {
         #expect(update(config).status == 0)
         #expect(published() == [pin(1, key: 1)])
     }
+
+    @Test("a verified response of only expired entries still drops the pins without a key it does not list")
+    func challengeLegacyPinsAndAnExpiredOnlyResponse() throws {
+        try server.route("s", Lists.route(entries: [Lists.entry("api.example.com", 1)], key: 1))
+        let config = try configure(mode: "challenge", keys: [1])
+        #expect(update(config).status == 0)
+        try sandbox.rewriteAsOlderVersion("s") { file in
+            var entries = file["fingerprints"] as? [[String: Any]] ?? []
+            entries[0]["key"] = Self.keyID(1)  // this one is vouched for; the added one is not
+            file["fingerprints"] = entries + [Lists.entry("api.example.com", 9)]
+        }
+        try server.route("s", Lists.route(entries: [Lists.entry("api.example.com", 3, expires: 1_000)], key: 1))
+        let result = update(config)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(published() == [pin(1, key: 1)])
+    }
 }

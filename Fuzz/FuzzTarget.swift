@@ -116,13 +116,15 @@ private func fuzzEnvelope(_ payload: Data) {
     let exchange = ListExchange(fuzzStore: challenge.isEmpty ? staticStore : challengeStore,
                                 challenge: challenge.isEmpty ? nil : challenge)
     do {
-        let list = try exchange.verifiedList(from: response, now: fuzzNow)
-        // Reaching here in challenge mode means the signature verified under key B.
+        let (list, signedBy) = try exchange.verifiedList(from: response, now: fuzzNow)
+        // Reaching here in challenge mode means the signature verified under key B, and says so.
         if !challenge.isEmpty {
             require(verifierB.verifyChallengeResponse(challenge: challenge, body: p[4], signatureBase64: signature),
                     "envelope accepted a body whose signature does not verify")
+            require(signedBy === verifierB.keys.first, "envelope named the wrong verifying key")
         }
-        _ = try? PinMerger(mode: exchange.store.mode, verifier: verifierB).merge(cached: [], received: list, now: fuzzNow)
+        _ = try? PinMerger(mode: exchange.store.mode, verifier: verifierB)
+            .merge(cached: [], received: list, responseKey: signedBy, now: fuzzNow)
     } catch {
         if let retry = error.retryAfter { require(retry >= 0, "negative Retry-After \(retry)") }
     }

@@ -17,7 +17,8 @@ flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld
 
 # The reader library's parsing half: the module the daemon imports as PinKeeper.
 reader=(Sources/PinKeeper/Pin.swift Sources/PinKeeper/PinList.swift Sources/PinKeeper/DomainsConfig.swift
-        Sources/PinKeeper/CacheFile.swift Sources/PinKeeper/FileIdentity.swift)
+        Sources/PinKeeper/ListMode.swift Sources/PinKeeper/CacheFile.swift Sources/PinKeeper/FileIdentity.swift
+        Sources/PinKeeper/SHA256.swift)
 # The daemon's untrusted-input path, compiled as module PinKeeperDaemon with the entry point.
 daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/Crypto/SignatureVerifier.swift
         Sources/PinKeeperDaemon/Update/ListExchange.swift Sources/PinKeeperDaemon/Update/PinMerger.swift

@@ -12,11 +12,12 @@ public struct CacheFile: Sendable, Equatable {
         public var updated: Int64
         /// Unix seconds at which the daemon plans its next fetch.
         public var nextUpdate: Int64
-        /// The store's mode, `"challenge"` or `"static"`; absent in files from before it was written.
-        public var mode: String?
+        /// How the store's list is signed. nil in files written before pinkeeper recorded it:
+        /// those are read as before (challenge semantics).
+        public var mode: ListMode?
 
         public init(format: Int = CacheFile.formatVersion, store: String, source: String, updated: Int64, nextUpdate: Int64,
-                    mode: String? = nil) {
+                    mode: ListMode? = nil) {
             self.format = format
             self.store = store
             self.source = source
@@ -34,32 +35,29 @@ public struct CacheFile: Sendable, Equatable {
         self.metadata = metadata
     }
 
-    /// Whether the whole list was signed: a challenge-mode response (or a file written before
-    /// `mode` was). A static list signs only `name&fingerprint&expires` per entry, so its `depth`
-    /// and `domainsConfig` could have been altered and must not widen trust; a mode this reader
-    /// does not know is treated the same.
-    public var signsWholeList: Bool { metadata.mode == nil || metadata.mode == "challenge" }
-
-    /// The pins that may decide trust: a static list's pins at depth 0 only.
-    public var usablePins: [Pin] { signsWholeList ? list.pins : list.pins.filter { $0.depth == 0 } }
-
-    /// The `domainsConfig` that may decide trust: never a static list's.
-    public var usableDomainsConfig: DomainsConfig? { signsWholeList ? list.domainsConfig : nil }
-
     /// Reads a cache file's bytes; the list part must satisfy `PinList`'s rules.
+    ///
+    /// A static-mode file is read as only its signed part: `domainsConfig` is ignored and an entry
+    /// with a `depth` is skipped. pinkeeper writes neither there, so such a member was put in by
+    /// something else, and skipping the entry (rather than reading it as a leaf pin) can only make
+    /// fewer certificates trusted.
     public init(json data: Data) throws(PinListError) {
-        let (list, metadata) = try PinList.decode(data, withMetadata: true)
+        var (list, metadata) = try PinList.decode(data, withMetadata: true)
         guard let metadata else {
             throw PinListError(reason: "the \"pinkeeper\" metadata object is missing")
         }
         guard metadata.format == Self.formatVersion else {
             throw PinListError(reason: "unsupported cache format \(metadata.format)")
         }
+        if metadata.mode == .static {
+            list.domainsConfig = nil
+            list.pins.removeAll { $0.depth != 0 }
+        }
         self.init(list: list, metadata: metadata)
     }
 
     /// The exact bytes pinkeeper publishes: entries in `Pin.publishedOrder`, one per line,
-    /// `depth` only when non-zero, `signature` only when known, then `domainsConfig` and metadata.
+    /// `depth` only when non-zero, `signature` and `key` only when known, then `domainsConfig` and metadata.
     /// Appended to one pre-sized buffer: a 10,000-entry store is written on every update.
     public func encoded() -> Data {
         var out: [UInt8] = []
@@ -85,6 +83,10 @@ public struct CacheFile: Sendable, Equatable {
                 put(", \"signature\": ")
                 putString(signature)
             }
+            if let key = pin.key {
+                put(", \"key\": ")
+                putString(key)
+            }
             put("}")
         }
         put(list.pins.isEmpty ? "],\n" : "\n  ],\n")
@@ -95,10 +97,16 @@ public struct CacheFile: Sendable, Equatable {
                 putString(domain.name)
                 put(", \"sslPinningRequired\": \(domain.sslPinningRequired)}")
             }
-            put("]},\n")
+            put("]")
+            if let key = domains.key {
+                put(", \"key\": ")
+                putString(key)
+            }
+            put("},\n")
         }
         put("  \"pinkeeper\": {\"format\": \(metadata.format), \"store\": ")
         putString(metadata.store)
+        if let mode = metadata.mode { put(", \"mode\": \"\(mode.rawValue)\"") }
         put(", \"source\": ")
         putString(metadata.source)
         put(", \"updated\": \(metadata.updated), \"nextUpdate\": \(metadata.nextUpdate)}\n}\n")

@@ -108,7 +108,7 @@ public final class CacheReader: Sendable {
 
         /// Cached pins that may decide trust, then fallback pins, that are not expired at `now`.
         public func validPins(now: Int64) -> [Pin] {
-            ((cache?.usablePins ?? []) + fallbackPins).filter { !$0.isExpired(at: now) }
+            ((cache?.list.pins ?? []) + fallbackPins).filter { !$0.isExpired(at: now) }
         }
     }
 
@@ -255,7 +255,7 @@ private struct Loaded: Sendable {
 
     private static func index(cache: CacheFile?, fallback: [Pin]) -> [String: [Pin]] {
         var byName: [String: [Pin]] = [:]
-        for pin in (cache?.usablePins ?? []) + fallback { byName[pin.name, default: []].append(pin) }
+        for pin in (cache?.list.pins ?? []) + fallback { byName[pin.name, default: []].append(pin) }
         return byName
     }
 
@@ -263,7 +263,7 @@ private struct Loaded: Sendable {
     /// store and for one without a live pin for the name, so the smaller list gives the same answer.
     func validator(for commonName: String, expected: [String]?) -> PinValidator {
         PinValidator(pins: byName[commonName] ?? [], expectedCommonNames: expected,
-                     domainsConfig: cache?.usableDomainsConfig)
+                     domainsConfig: cache?.list.domainsConfig)
     }
 }
 

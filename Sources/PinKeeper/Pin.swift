@@ -11,13 +11,19 @@ public struct Pin: Hashable, Sendable {
     /// Static mode: base64 DER ECDSA signature of `name&fingerprint&expires`, kept so a reader
     /// can re-verify the entry. Not part of the pin's identity.
     public var signature: String?
+    /// The id of the configured public key that verified this pin (`PublicKey.id` in the daemon),
+    /// so that removing a key removes its pins. nil in pins written before pinkeeper recorded it.
+    /// Not part of the pin's identity.
+    public var key: String?
 
-    public init(name: String, fingerprint: [UInt8], expires: Int64, depth: Int = 0, signature: String? = nil) {
+    public init(name: String, fingerprint: [UInt8], expires: Int64, depth: Int = 0, signature: String? = nil,
+                key: String? = nil) {
         self.name = name
         self.fingerprint = fingerprint
         self.expires = expires
         self.depth = depth
         self.signature = signature
+        self.key = key
     }
 
     public var fingerprintBase64: String { Data(fingerprint).base64EncodedString() }
@@ -25,7 +31,7 @@ public struct Pin: Hashable, Sendable {
     /// Wultra's rule: an entry is expired once `expires` lies strictly in the past.
     public func isExpired(at now: Int64) -> Bool { expires < now }
 
-    /// Identity used for de-duplication: two entries that differ only in signature are the same pin.
+    /// Identity used for de-duplication: two entries that differ only in signature or key are the same pin.
     public var identity: Identity { Identity(name: name, fingerprint: fingerprint, expires: expires, depth: depth) }
 
     public struct Identity: Hashable, Sendable {

@@ -23,7 +23,7 @@ public struct PinList: Sendable, Equatable {
         let wire: WireList
         do {
             let decoder = JSONDecoder()
-            decoder.userInfo[WireList.readsMetadata] = withMetadata
+            decoder.userInfo[cacheFields] = withMetadata
             wire = try decoder.decode(WireList.self, from: data)
         } catch let error as DecodingError {
             throw PinListError(describing: error)
@@ -41,13 +41,18 @@ public struct PinList: Sendable, Equatable {
                 throw PinListError(reason: "fingerprints[\(index)].depth is negative")
             }
             pins.append(Pin(name: entry.name, fingerprint: Array(digest), expires: entry.expires,
-                            depth: depth, signature: entry.signature))
+                            depth: depth, signature: entry.signature, key: entry.key))
         }
         return (PinList(pins: pins, domainsConfig: wire.domainsConfig), wire.pinkeeper)
     }
 
+    /// Set when decoding pinkeeper's own cache file: only then are its metadata and the `key`
+    /// members read (a server's list may carry anything under those names).
+    private static let cacheFields = CodingUserInfoKey(rawValue: "pinkeeper.readsCacheFields")!
+
+    static func readsCacheFields(_ decoder: Decoder) -> Bool { decoder.userInfo[cacheFields] as? Bool ?? false }
+
     private struct WireList: Decodable {
-        static let readsMetadata = CodingUserInfoKey(rawValue: "pinkeeper.readsMetadata")!
         var fingerprints: [WireEntry]
         var domainsConfig: DomainsConfig?
         /// Only a cache file's; a server's list may carry anything under that key.
@@ -59,8 +64,7 @@ public struct PinList: Sendable, Equatable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             fingerprints = try container.decode([WireEntry].self, forKey: .fingerprints)
             domainsConfig = try container.decodeIfPresent(DomainsConfig.self, forKey: .domainsConfig)
-            let wanted = decoder.userInfo[Self.readsMetadata] as? Bool ?? false
-            pinkeeper = wanted ? try container.decodeIfPresent(CacheFile.Metadata.self, forKey: .pinkeeper) : nil
+            pinkeeper = PinList.readsCacheFields(decoder) ? try container.decodeIfPresent(CacheFile.Metadata.self, forKey: .pinkeeper) : nil
         }
     }
 
@@ -70,8 +74,9 @@ public struct PinList: Sendable, Equatable {
         var expires: Int64
         var depth: Int?
         var signature: String?
+        var key: String?
 
-        private enum CodingKeys: String, CodingKey { case name, fingerprint, expires, depth, signature }
+        private enum CodingKeys: String, CodingKey { case name, fingerprint, expires, depth, signature, key }
 
         init(from decoder: Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -81,6 +86,7 @@ public struct PinList: Sendable, Equatable {
             let hasDepth = try container.contains(.depth) && !container.decodeNil(forKey: .depth)
             depth = hasDepth ? try Self.integer(container, .depth) : nil
             signature = try container.decodeIfPresent(String.self, forKey: .signature)
+            key = PinList.readsCacheFields(decoder) ? try container.decodeIfPresent(String.self, forKey: .key) : nil
         }
 
         /// Foundation on Linux reports a fractional or out-of-range number as "not valid JSON"

@@ -15,9 +15,10 @@ struct MergeTests {
     }
 
     static func merge(_ mode: ListMode = .static, cached: [Pin] = [], received: [Pin],
-                      domainsConfig: DomainsConfig? = nil, expected: [String]? = nil) throws -> PinMerger.Outcome {
+                      domainsConfig: DomainsConfig? = nil, expected: [String]? = nil,
+                      responseKey: PublicKey? = nil) throws -> PinMerger.Outcome {
         try merger(mode, expected: expected).merge(cached: cached, received: PinList(pins: received, domainsConfig: domainsConfig),
-                                                  now: now)
+                                                  responseKey: responseKey, now: now)
     }
 
     static func failure(_ mode: ListMode = .static, cached: [Pin] = [], received: [Pin]) throws -> UpdateFailure? {
@@ -30,15 +31,24 @@ struct MergeTests {
         }
     }
 
-    static let cachedValid = Pins.make("cached.example.com", 0x0C, expires: now + 1_000, signature: "kept")
-    static let cachedExpired = Pins.make("old.example.com", 0x0D, expires: now - 1)
+    /// The id of key B, the one `merger` verifies with (PublicKey.id).
+    static let keyB = (try? Vectors.keyB().id) ?? "key B is missing"
+    static let cachedValid = Pins.make("cached.example.com", 0x0C, expires: now + 1_000, signature: "kept", key: keyB)
+    static let cachedExpired = Pins.make("old.example.com", 0x0D, expires: now - 1, key: keyB)
+
+    /// A pin as the merger publishes it after key B verified it.
+    static func tagged(_ pin: Pin, key: String = keyB) -> Pin {
+        var tagged = pin
+        tagged.key = key
+        return tagged
+    }
 
     // MARK: Static mode
 
     @Test func validNewEntryIsAddedAndExpiredEntrySkipped() throws {
         let (expired, valid) = try Vectors.staticList()
         let outcome = try Self.merge(received: [expired, valid])
-        #expect(outcome.pins == [valid])
+        #expect(outcome.pins == [Self.tagged(valid)])
         #expect(outcome.added == 1)
         #expect(outcome.expiredReceived == 1)
         #expect(outcome.pins.first?.signature == valid.signature)
@@ -47,12 +57,12 @@ struct MergeTests {
     @Test func unexpiredCachedPinsAreKeptAndExpiredOnesDropped() throws {
         let (_, valid) = try Vectors.staticList()
         let outcome = try Self.merge(cached: [Self.cachedExpired, Self.cachedValid], received: [valid])
-        #expect(outcome.pins == [valid, Self.cachedValid])
+        #expect(outcome.pins == [Self.tagged(valid), Self.cachedValid])
         #expect(outcome.added == 1)
     }
 
     @Test func pinExpiringExactlyNowIsStillValid() throws {
-        let boundary = Pins.make("edge.example.com", expires: Self.now)
+        let boundary = Pins.make("edge.example.com", expires: Self.now, key: Self.keyB)
         let (_, valid) = try Vectors.staticList()
         #expect(try Self.merge(cached: [boundary], received: [valid]).pins.contains(boundary))
     }
@@ -61,8 +71,8 @@ struct MergeTests {
         let (_, valid) = try Vectors.staticList()
         var resent = valid
         resent.signature = Self.wrongSignature
-        let outcome = try Self.merge(cached: [valid], received: [resent])
-        #expect(outcome.pins == [valid])
+        let outcome = try Self.merge(cached: [Self.tagged(valid)], received: [resent])
+        #expect(outcome.pins == [Self.tagged(valid)])
         #expect(outcome.added == 0)
     }
 
@@ -71,7 +81,7 @@ struct MergeTests {
         var duplicate = valid
         duplicate.signature = Self.wrongSignature
         let outcome = try Self.merge(received: [valid, duplicate, valid])
-        #expect(outcome.pins == [valid])
+        #expect(outcome.pins == [Self.tagged(valid)])
         #expect(outcome.added == 1)
     }
 
@@ -105,6 +115,70 @@ struct MergeTests {
         #expect(try Self.failure(received: received)?.result == .invalidSignature)
     }
 
+    // MARK: Static mode: unsigned fields (PRODUCT.md §6 "Nothing unsigned decides trust")
+
+    static let pinningOff = DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [])
+
+    @Test func aStaticListsDepthAndDomainsConfigAreDroppedAndReported() throws {
+        let (_, valid) = try Vectors.staticList()
+        var deep = valid
+        deep.depth = 2  // not covered by the entry's signature
+        let outcome = try Self.merge(received: [deep], domainsConfig: Self.pinningOff)
+        #expect(outcome.pins == [Self.tagged(valid)])
+        #expect(outcome.pins.map(\.depth) == [0])
+        #expect(outcome.domainsConfig == nil)
+        #expect(outcome.ignoredUnsignedFields)
+    }
+
+    @Test func aStaticListWithOnlySignedFieldsIsNotReported() throws {
+        let (_, valid) = try Vectors.staticList()
+        #expect(try !Self.merge(received: [valid]).ignoredUnsignedFields)
+    }
+
+    @Test func aDepthVariantOfAKnownStaticPinIsTheSamePin() throws {
+        let (_, valid) = try Vectors.staticList()
+        var deep = valid
+        deep.depth = 1
+        deep.signature = Self.wrongSignature
+        let outcome = try Self.merge(cached: [Self.tagged(valid)], received: [deep])
+        #expect(outcome.pins == [Self.tagged(valid)])
+        #expect(outcome.added == 0)
+    }
+
+    // MARK: Keys (PRODUCT.md §6 "Removing a key removes its pins")
+
+    @Test func staticPinsRecordTheKeyThatVerifiedThem() throws {
+        let (_, valid) = try Vectors.staticList()
+        let merger = PinMerger(mode: .static, verifier: SignatureVerifier(keys: [try Vectors.keyA(), try Vectors.keyB()]))
+        let outcome = try merger.merge(cached: [], received: PinList(pins: [valid]), now: Self.now)
+        #expect(outcome.pins.map(\.key) == [try Vectors.keyB().id])
+        #expect(try Vectors.keyA().id != Vectors.keyB().id)
+    }
+
+    @Test func challengePinsAndDomainsConfigRecordTheResponseKey() throws {
+        let list = try Vectors.list("generated-challenge-v2-depth/response-body.json")
+        let outcome = try Self.merger(.challenge).merge(cached: [], received: list, responseKey: try Vectors.keyB(), now: Self.now)
+        #expect(outcome.pins.map(\.key) == [Self.keyB, Self.keyB])
+        #expect(outcome.domainsConfig?.key == Self.keyB)
+    }
+
+    @Test(arguments: [ListMode.static, .challenge])
+    func cachedPinsNoConfiguredKeyVouchesForAreNotCarriedOver(_ mode: ListMode) throws {
+        let (_, valid) = try Vectors.staticList()
+        let removed = Pins.make("gone.example.com", 0x0A, expires: Self.now + 1_000, signature: "x", key: "0123456789abcdef")
+        let legacy = Pins.make("legacy.example.com", 0x0B, expires: Self.now + 1_000, signature: "x")
+        let outcome = try Self.merge(mode, cached: [removed, legacy, Self.cachedValid], received: [valid],
+                                     responseKey: try Vectors.keyB())
+        #expect(outcome.pins.map(\.name) == ["api.example.com", "cached.example.com"])
+        #expect(outcome.pins.allSatisfy { $0.key == Self.keyB })
+    }
+
+    @Test func aChallengePinWithoutKeyIsAdoptedWhenTheResponseListsItAgain() throws {
+        let legacy = Pins.make("api.example.com", 0x01, expires: Self.now + 1_000)
+        let outcome = try Self.merge(.challenge, cached: [legacy], received: [legacy], responseKey: try Vectors.keyB())
+        #expect(outcome.pins == [Self.tagged(legacy)])
+    }
+
     // MARK: Challenge mode
 
     @Test func challengeModeDropsPerEntrySignaturesAndDoesNotCheckThem() throws {
@@ -128,6 +202,7 @@ struct MergeTests {
         #expect(outcome.pins.map(\.depth) == [0, 1])
         #expect(outcome.domainsConfig == list.domainsConfig)
         #expect(outcome.domainsConfig != nil)
+        #expect(!outcome.ignoredUnsignedFields)
     }
 
     @Test func domainsConfigIsReplacedByWhatTheResponseSays() throws {
@@ -165,7 +240,8 @@ struct MergeTests {
     // MARK: Order
 
     @Test func outputIsSortedByNameThenLatestExpiryFirst() throws {
-        let cached = [Pins.make("b", 0x01, expires: Self.now + 10), Pins.make("a", 0x02, expires: Self.now + 10)]
+        let cached = [Pins.make("b", 0x01, expires: Self.now + 10, key: Self.keyB),
+                      Pins.make("a", 0x02, expires: Self.now + 10, key: Self.keyB)]
         let received = [Pins.make("b", 0x03, expires: Self.now + 30), Pins.make("a", 0x04, expires: Self.now + 20),
                         Pins.make("c", 0x05, expires: Self.now + 5), Pins.make("a", 0x06, expires: Self.now + 40)]
         let outcome = try Self.merge(.challenge, cached: cached, received: received)

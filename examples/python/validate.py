@@ -14,7 +14,9 @@ Prints trusted, untrusted or empty and exits 0, 1 or 2 (treat both 1 and 2 as "r
 The rules are Wultra's (docs/cache-format.md, "Validating"): a listed domain in domainsConfig
 that does not require pinning is trusted; a name outside the expected names is untrusted;
 only unexpired entries for exactly this name and depth count; any matching fingerprint
-wins; none live is "empty". Standard library only.
+wins; none live is "empty". In a static-mode file ("mode": "static") only name, fingerprint
+and expires are signed: domainsConfig is ignored and entries with a depth are skipped.
+Standard library only.
 """
 
 import argparse
@@ -80,7 +82,16 @@ def load(path, need_metadata):
         meta = document.get("pinkeeper")
         if not isinstance(meta, dict) or meta.get("format") != 1:
             fail(65, f"{path}: not a pinkeeper cache file of format 1")
+        if meta.get("mode", "challenge") not in ("challenge", "static"):
+            fail(65, f"{path}: unknown list mode {meta.get('mode')!r}")
     return document
+
+
+def signed_part(cache):
+    """(entries, domainsConfig) a reader may trust: a static list signs neither depth nor domainsConfig."""
+    if cache["pinkeeper"].get("mode") == "static":
+        return [e for e in cache["fingerprints"] if e.get("depth", 0) == 0], None
+    return list(cache["fingerprints"]), cache.get("domainsConfig")
 
 
 def fail(status, message):
@@ -108,13 +119,16 @@ def main():
         fail(64, "FINGERPRINT must be the base64 of a 32-byte SHA-256 digest; --depth must be >= 0")
 
     cache = load(args.cache_file, need_metadata=True)
-    entries = list(cache["fingerprints"])
+    try:
+        entries, domains_config = signed_part(cache)
+    except AttributeError as error:
+        fail(65, f"{args.cache_file}: malformed entry ({error!r})")
     if args.fallback:
         entries += load(args.fallback, need_metadata=False)["fingerprints"]  # domainsConfig ignored there
     now = args.now if args.now is not None else int(time.time())
 
     try:
-        answer = verdict(entries, cache.get("domainsConfig"), args.common_name, fingerprint, args.depth,
+        answer = verdict(entries, domains_config, args.common_name, fingerprint, args.depth,
                          now, args.expected_names)
     except (KeyError, TypeError, AttributeError) as error:
         fail(65, f"{args.cache_file}: malformed entry ({error!r})")

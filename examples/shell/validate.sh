@@ -12,7 +12,8 @@
 # Prints trusted, untrusted or empty and exits 0, 1 or 2 (reject on both 1 and 2; 2 means the
 # store has no live pin for the name and needs an update). 64 usage error, 65 not a pinkeeper
 # cache file, 66 the file cannot be read, 69 jq is missing. Needs bash, jq and coreutils (base64).
-# Rules: docs/cache-format.md, "Validating". Fallback pins and expected_common_names live in
+# Rules: docs/cache-format.md, "Validating" (in a static-mode file, domainsConfig and entries
+# with a depth are ignored: a static list does not sign them). Fallback pins and expected_common_names live in
 # pinkeeper's configuration, not in the cache file; use the Python example or
 # `pinkeeper validate` when a store has them.
 set -euo pipefail
@@ -45,17 +46,21 @@ fingerprint=$(printf '%s' "$3" | base64 -d | base64 -w0)
 # shellcheck disable=SC2016  # $name etc. are jq variables
 answer=$(jq -r --arg name "$name" --arg fp "$fingerprint" --argjson depth "$depth" --argjson now "$now" '
   if (.pinkeeper.format? != 1) or ((.fingerprints | type) != "array") then "not-a-cache-file"
+  elif ((.pinkeeper.mode // "challenge") | IN("challenge", "static") | not) then "not-a-cache-file"
   else
+    # A static list signs only name&fingerprint&expires: its domainsConfig and depth decide nothing.
+    (.pinkeeper.mode == "static") as $static
+    | (if $static then [.fingerprints[] | select((.depth // 0) == 0)] else .fingerprints end) as $entries
     # domainsConfig: a listed domain uses its own flag, any other name sslPinningRequiredForUnlisted.
     # (Not `a // b`: jq treats false as missing there.)
-    (if .domainsConfig == null then true
-     else ([.domainsConfig.domains[]? | select(.name == $name)]) as $listed
-       | if ($listed | length) > 0 then $listed[0].sslPinningRequired
-         else .domainsConfig.sslPinningRequiredForUnlisted end
-     end) as $required
+    | (if $static or .domainsConfig == null then true
+       else ([.domainsConfig.domains[]? | select(.name == $name)]) as $listed
+         | if ($listed | length) > 0 then $listed[0].sslPinningRequired
+           else .domainsConfig.sslPinningRequiredForUnlisted end
+       end) as $required
     | if ($required | not) then "trusted"
-      elif (.fingerprints | length) == 0 then "empty"
-      else [.fingerprints[]
+      elif ($entries | length) == 0 then "empty"
+      else [$entries[]
              | select(.name == $name and (.depth // 0) == $depth and .expires >= $now)] as $live
         | if ($live | length) == 0 then "empty"
           elif any($live[]; .fingerprint == $fp) then "trusted"
@@ -67,5 +72,5 @@ case $answer in
   trusted) echo trusted; exit 0 ;;
   untrusted) echo untrusted; exit 1 ;;
   empty) echo empty; exit 2 ;;
-  *) echo "$0: $file is not a pinkeeper cache file of format 1" >&2; exit 65 ;;
+  *) echo "$0: $file is not a pinkeeper cache file of format 1 (or has an unknown list mode)" >&2; exit 65 ;;
 esac

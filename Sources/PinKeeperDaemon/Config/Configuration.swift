@@ -1,4 +1,5 @@
 import Foundation
+import PinKeeper
 
 /// The validated configuration. Immutable: a reload builds a new value and swaps it in whole.
 public struct Configuration: Sendable {
@@ -17,13 +18,6 @@ public struct Configuration: Sendable {
     public static let defaultConcurrency = 8
     /// 64 already saturates any pinning service a host talks to; more would only open more sockets.
     public static let concurrencyRange = 1...64
-}
-
-public enum ListMode: String, Sendable {
-    /// Mobile Utility Server: the whole body is signed over a fresh challenge.
-    case challenge
-    /// A static list whose entries carry their own signatures.
-    case `static`
 }
 
 /// Timing and size limits; `[defaults]` provides them and a store may override each one.

@@ -1,9 +1,13 @@
 import CLibcrypto
 import Foundation
+import PinKeeper
 
 /// A store's signing key: a P-256 public key given as base64 of its 65-byte uncompressed point.
 public final class PublicKey: Sendable {
     public let base64: String
+    /// A short, stable name for the key, recorded on every pin it verified: the first 8 bytes of
+    /// the SHA-256 of the 65-byte point, in lower-case hex (`base64 -d | sha256sum | cut -c1-16`).
+    public let id: String
     // EVP_PKEY is never mutated after creation, and OpenSSL 3 allows concurrent verification with one key.
     nonisolated(unsafe) private let key: OpaquePointer
 
@@ -34,6 +38,7 @@ public final class PublicKey: Sendable {
             throw Invalid(reason: "is not a point on the P-256 curve (\(detail))")
         }
         self.base64 = base64
+        self.id = SHA256.digest(Array(point)).prefix(8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         self.key = parsed
     }
 

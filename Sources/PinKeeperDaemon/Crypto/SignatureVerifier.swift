@@ -1,33 +1,66 @@
+import Dispatch
 import Foundation
 import PinKeeper
 
 /// Checks Wultra signatures with a store's keys; a signature valid under any key is accepted
-/// (so a publisher can rotate keys without a flag day).
+/// (so a publisher can rotate keys without a flag day), and the caller learns which key it was
+/// (recorded on the pins, so that removing the key removes them).
 public struct SignatureVerifier: Sendable {
     public let keys: [PublicKey]
 
     public init(keys: [PublicKey]) { self.keys = keys }
 
     /// Challenge mode: the signature covers `challenge text + "&" + body`, exactly as sent and received.
-    public func verifyChallengeResponse(challenge: String, body: Data, signatureBase64: String) -> Bool {
-        guard let signature = Data(base64Encoded: signatureBase64) else { return false }
+    public func keyVerifyingChallengeResponse(challenge: String, body: Data, signatureBase64: String) -> PublicKey? {
+        guard let signature = Data(base64Encoded: signatureBase64) else { return nil }
         var message = Data(challenge.utf8)
         message.append(0x26)
         message.append(body)
-        return verify(signature: Array(signature), message: message)
+        return verifyingKey(signature: Array(signature), message: message)
+    }
+
+    public func verifyChallengeResponse(challenge: String, body: Data, signatureBase64: String) -> Bool {
+        keyVerifyingChallengeResponse(challenge: challenge, body: body, signatureBase64: signatureBase64) != nil
     }
 
     /// Static mode: each entry signs `name&base64(fingerprint)&expires`.
-    public func verifyEntry(_ pin: Pin) -> Bool {
-        guard let text = pin.signature, let signature = Data(base64Encoded: text) else { return false }
-        return verify(signature: Array(signature), message: Data(Self.signedString(for: pin).utf8))
+    public func keyVerifyingEntry(_ pin: Pin) -> PublicKey? { entryKeyIndex(pin).map { keys[$0] } }
+
+    private func entryKeyIndex(_ pin: Pin) -> Int? {
+        guard let text = pin.signature, let signature = Data(base64Encoded: text) else { return nil }
+        return keyIndex(signature: Array(signature), message: Data(Self.signedString(for: pin).utf8))
+    }
+
+    public func verifyEntry(_ pin: Pin) -> Bool { keyVerifyingEntry(pin) != nil }
+
+    /// `keyVerifyingEntry` for many entries on all cores, in the order given (a list may hold
+    /// thousands, and each verification costs tens of microseconds).
+    public func keysVerifyingEntries(_ pins: [Pin]) -> [PublicKey?] {
+        let found = UnsafeMutableBufferPointer<Int>.allocate(capacity: pins.count)
+        defer { found.deallocate() }
+        found.initialize(repeating: -1)
+        let chunk = 64
+        let chunks = (pins.count + chunk - 1) / chunk
+        nonisolated(unsafe) let results = found  // each iteration writes a disjoint range
+        DispatchQueue.concurrentPerform(iterations: chunks) { c in
+            for i in (c * chunk)..<min(pins.count, (c + 1) * chunk) {
+                results[i] = entryKeyIndex(pins[i]) ?? -1
+            }
+        }
+        return found.map { $0 >= 0 ? keys[$0] : nil }
     }
 
     public static func signedString(for pin: Pin) -> String {
         "\(pin.name)&\(pin.fingerprintBase64)&\(pin.expires)"
     }
 
-    public func verify(signature: [UInt8], message: Data) -> Bool {
-        message.withUnsafeBytes { bytes in keys.contains { $0.isValidSignature(signature, for: bytes) } }
+    public func verifyingKey(signature: [UInt8], message: Data) -> PublicKey? {
+        keyIndex(signature: signature, message: message).map { keys[$0] }
     }
+
+    private func keyIndex(signature: [UInt8], message: Data) -> Int? {
+        message.withUnsafeBytes { bytes in keys.firstIndex { $0.isValidSignature(signature, for: bytes) } }
+    }
+
+    public func verify(signature: [UInt8], message: Data) -> Bool { verifyingKey(signature: signature, message: message) != nil }
 }

@@ -83,7 +83,10 @@ private struct Loop {
         let now = daemon.clock.now()
         var urgent: [StoreConfig] = []
         for store in config.stores {
-            let (dueAt, hasPins) = load(store, now: now)
+            // A removed key's pins go before anything else happens; challenge mode then fetches at once.
+            let fetchNow = updater.reconcileCache(store, now: now).fetchNow
+            var (dueAt, hasPins) = load(store, now: now)
+            if fetchNow { dueAt = now }
             due[store.id] = dueAt
             if !hasPins && dueAt <= now { urgent.append(store) }
         }
@@ -198,7 +201,8 @@ private struct Loop {
             config = fresh
             updater = daemon.makeUpdater(fresh)
             for store in fresh.stores {
-                if let before = old.store(store.id), !store.differs(from: before) { continue }
+                let fetchNow = updater.reconcileCache(store, now: now).fetchNow  // e.g. a key was removed
+                if !fetchNow, let before = old.store(store.id), !store.differs(from: before) { continue }
                 schedule(store.id, at: now)  // added or changed: fetch from the (new) source now
             }
             for store in old.stores where fresh.store(store.id) == nil {

@@ -21,7 +21,8 @@ public enum OneShotUpdate {
         var lines: [String: Line] = [:]
         var due: [StoreConfig] = []
         for store in selected {
-            guard !force, case .valid(let cache) = updater.cache.load(store: store.id, now: now) else {
+            let reconciled = updater.reconcileCache(store, now: now)  // a removed key's pins go even if not due
+            guard !force, !reconciled.fetchNow, let cache = reconciled.cache else {
                 due.append(store)
                 continue
             }

@@ -6,6 +6,7 @@ public enum LogEventID: String, Sendable, CaseIterable {
     case updateFailed = "update-failed"
     case storeEmpty = "store-empty"
     case pinsExpiring = "pins-expiring"
+    case pinsDropped = "pins-dropped"
 
     /// journald message ids: 128-bit, fixed forever once published.
     public var messageID: String {
@@ -14,6 +15,7 @@ public enum LogEventID: String, Sendable, CaseIterable {
         case .updateFailed: "41ed2e1a9bbd459d99ebcaea1209e405"
         case .storeEmpty: "affbeeb88ed249938a5ad4e693d5800f"
         case .pinsExpiring: "932547c34458409ca2154fa91ab0ec75"
+        case .pinsDropped: "d0c2bfcb267743b6a162b68ce2a7b450"
         }
     }
 

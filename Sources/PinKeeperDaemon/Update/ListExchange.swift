@@ -37,23 +37,26 @@ struct ListExchange {
                                    timeout: store.policy.requestTimeout, maxResponseSize: store.policy.maxResponseSize)
     }
 
-    func verifiedList(from response: HTTPResponse, now: Int64) throws(UpdateFailure) -> PinList {
+    /// The parsed list and, in challenge mode, the configured key whose signature covered it.
+    func verifiedList(from response: HTTPResponse, now: Int64) throws(UpdateFailure) -> (list: PinList, signedBy: PublicKey?) {
         guard (200..<300).contains(response.status) else {
             let retryAfter = [429, 503].contains(response.status) ? response.retryAfter(now: now) : nil
             throw UpdateFailure(.httpError, "the server answered HTTP \(response.status)"
                                 + (retryAfter.map { " (Retry-After \($0)s)" } ?? ""), retryAfter: retryAfter)
         }
+        var signedBy: PublicKey?
         if let challenge {
             guard let signature = response.header(Self.signatureHeader) else {
                 throw UpdateFailure(.invalidSignature, "the response has no X-Cert-Pinning-Signature header")
             }
             let verifier = SignatureVerifier(keys: store.publicKeys)
-            guard verifier.verifyChallengeResponse(challenge: challenge, body: response.body, signatureBase64: signature) else {
+            signedBy = verifier.keyVerifyingChallengeResponse(challenge: challenge, body: response.body, signatureBase64: signature)
+            guard signedBy != nil else {
                 throw UpdateFailure(.invalidSignature, "the response signature does not verify under any configured public key")
             }
         }
         do {
-            return try PinList(json: response.body)
+            return (try PinList(json: response.body), signedBy)
         } catch {
             throw UpdateFailure(.invalidData, "the list is malformed: \(error.reason)")
         }

@@ -1,9 +1,12 @@
-import Dispatch
 import PinKeeper
 
 /// Merges a verified-or-to-be-verified response with the pins a store already trusts
 /// (PROTOCOL.md §4.3): expired entries are skipped, known entries are not verified again,
 /// one bad entry rejects the whole response, and the result is in published order.
+///
+/// Every pin that comes out records the configured key that verified it (`Pin.key`), and a
+/// cached pin carries over only when its key is still configured (`CachedPins` re-verifies
+/// static pins beforehand). A static list's unsigned `depth` and `domainsConfig` are dropped.
 public struct PinMerger: Sendable {
     public var mode: ListMode
     public var verifier: SignatureVerifier
@@ -24,20 +27,29 @@ public struct PinMerger: Sendable {
         public var expiredReceived: Int
         /// Common names outside `expected_common_names` (kept, but worth a warning).
         public var unexpectedNames: [String]
+        /// A static list carried `domainsConfig` or a `depth`, which its signatures do not cover.
+        public var ignoredUnsignedFields = false
     }
 
-    public func merge(cached: [Pin], received: PinList, now: Int64) throws(UpdateFailure) -> Outcome {
-        var merged = cached.filter { !$0.isExpired(at: now) }
+    /// `responseKey`: challenge mode, the key that verified the response signature.
+    public func merge(cached: [Pin], received: PinList, responseKey: PublicKey? = nil,
+                      now: Int64) throws(UpdateFailure) -> Outcome {
+        let configured = Set(verifier.keys.map(\.id))
+        var merged = cached.filter { !$0.isExpired(at: now) && $0.key.map(configured.contains) == true }
         var known = Set(merged.map(\.identity))
         var fresh: [Pin] = []
         var expired = 0
         for var pin in received.pins {
             if pin.isExpired(at: now) { expired += 1; continue }
+            if mode == .static { pin.depth = 0 }  // outside the signed bytes
             guard known.insert(pin.identity).inserted else { continue }
-            if mode == .challenge { pin.signature = nil }  // the response signature covered it
+            if mode == .challenge {
+                pin.signature = nil  // the response signature covered it
+                pin.key = responseKey?.id
+            }
             fresh.append(pin)
         }
-        if mode == .static { try verifyEntries(fresh) }
+        if mode == .static { try verifyEntries(&fresh) }
 
         let unexpected = expectedCommonNames.map { names in
             Array(Set(fresh.map(\.name)).subtracting(names)).sorted()
@@ -48,31 +60,26 @@ public struct PinMerger: Sendable {
             let why = received.pins.isEmpty ? "the list is empty" : "every entry in the list has expired"
             throw UpdateFailure(.storeEmpty, "\(why) and no cached pin is still valid")
         }
-        return Outcome(pins: merged, domainsConfig: received.domainsConfig, added: fresh.count,
-                       expiredReceived: expired, unexpectedNames: unexpected)
+        var domainsConfig = mode == .challenge ? received.domainsConfig : nil
+        domainsConfig?.key = responseKey?.id
+        return Outcome(pins: merged, domainsConfig: domainsConfig, added: fresh.count, expiredReceived: expired,
+                       unexpectedNames: unexpected,
+                       ignoredUnsignedFields: mode == .static
+                           && (received.domainsConfig != nil || received.pins.contains { $0.depth != 0 }))
     }
 
     /// Every new static entry must carry a valid signature; checked on all cores, then reported
-    /// in list order so the first bad entry is the one named.
-    private func verifyEntries(_ pins: [Pin]) throws(UpdateFailure) {
+    /// in list order so the first bad entry is the one named. Each is tagged with its key.
+    private func verifyEntries(_ pins: inout [Pin]) throws(UpdateFailure) {
         for pin in pins where pin.signature == nil || pin.signature == "" {
             throw UpdateFailure(.invalidData, "the entry '\(pin.name)' (expires \(pin.expires)) has no signature")
         }
-        let valid = UnsafeMutableBufferPointer<Bool>.allocate(capacity: pins.count)
-        defer { valid.deallocate() }
-        valid.initialize(repeating: false)
-        let chunk = 64
-        let chunks = (pins.count + chunk - 1) / chunk
-        let verifier = self.verifier
-        nonisolated(unsafe) let results = valid  // each iteration writes a disjoint range
-        DispatchQueue.concurrentPerform(iterations: chunks) { c in
-            for i in (c * chunk)..<min(pins.count, (c + 1) * chunk) {
-                results[i] = verifier.verifyEntry(pins[i])
+        for (index, key) in verifier.keysVerifyingEntries(pins).enumerated() {
+            guard let key else {
+                throw UpdateFailure(.invalidSignature,
+                                    "the signature of entry '\(pins[index].name)' (expires \(pins[index].expires)) does not verify under any configured public key")
             }
-        }
-        if let bad = valid.firstIndex(of: false) {
-            throw UpdateFailure(.invalidSignature,
-                                "the signature of entry '\(pins[bad].name)' (expires \(pins[bad].expires)) does not verify under any configured public key")
+            pins[index].key = key.id
         }
     }
 }

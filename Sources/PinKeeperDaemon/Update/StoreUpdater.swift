@@ -38,7 +38,7 @@ public struct StoreUpdater: Sendable {
         // File work runs on threads of its own (BlockingWork): a stalled disk must not starve the pool.
         var memory = await BlockingWork.run { [state] in state.load(store: store.id) }
         await BlockingWork.run { [cache] in AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path) }
-        let previous = await BlockingWork.run { loadCache(store, now: now) }
+        let previous = await BlockingWork.run { reconcileCache(store, now: now).cache }
         let validBefore = previous?.list.pins.filter { !$0.isExpired(at: now) } ?? []
 
         memory.lastAttempt = now
@@ -86,7 +86,7 @@ public struct StoreUpdater: Sendable {
         }
     }
 
-    private func loadCache(_ store: StoreConfig, now: Int64) -> CacheFile? {
+    func loadCache(_ store: StoreConfig, now: Int64) -> CacheFile? {
         switch cache.load(store: store.id, now: now) {
         case .missing: return nil
         case .valid(let file): return file
@@ -146,16 +146,17 @@ public struct StoreUpdater: Sendable {
             // Nothing changed on the server: no parsing, no verification, just re-publish.
             let pins = previous.list.pins.filter { !$0.isExpired(at: now) }
             guard !pins.isEmpty else { throw UpdateFailure(.storeEmpty, "the list is unchanged and every cached pin has expired") }
-            merged = PinMerger.Outcome(pins: pins, domainsConfig: previous.list.domainsConfig, added: 0,
-                                       expiredReceived: 0, unexpectedNames: [])
+            merged = PinMerger.Outcome(pins: pins, domainsConfig: store.mode == .challenge ? previous.list.domainsConfig : nil,
+                                       added: 0, expiredReceived: 0, unexpectedNames: [])
             if response.status == 304 { validators = (memory.etag, memory.lastModified) }
         } else {
-            let list = try exchange.verifiedList(from: response, now: now)
+            let (list, signedBy) = try exchange.verifiedList(from: response, now: now)
             let merger = PinMerger(mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
                                    expectedCommonNames: store.expectedCommonNames)
-            merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, now: now)
+            merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, responseKey: signedBy, now: now)
             warnAbout(merged, received: list, store: store)
-            if !list.pins.isEmpty && merged.expiredReceived == list.pins.count {
+            let keptPins = previous?.list.pins.filter { !$0.isExpired(at: now) }
+            if !list.pins.isEmpty && merged.expiredReceived == list.pins.count && merged.pins == keptPins {
                 // Only expired entries: nothing to add, so the published pins stay exactly as they were.
                 let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random,
                                                 catchingUp: Self.isCatchUp(previous, store: store, now: now))
@@ -166,7 +167,7 @@ public struct StoreUpdater: Sendable {
         let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random,
                                         catchingUp: Self.isCatchUp(previous, store: store, now: now))
         let file = CacheFile(list: PinList(pins: merged.pins, domainsConfig: merged.domainsConfig),
-                             metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: next))
+                             metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: next, mode: store.mode))
         do {
             try await BlockingWork.run { [cache] () throws(FileError) in try cache.publish(file) }
         } catch {
@@ -191,6 +192,11 @@ public struct StoreUpdater: Sendable {
         if !received.pins.isEmpty && outcome.expiredReceived == received.pins.count {
             logger.warning("the list holds only expired entries; nothing was added", metadata: [
                 "store": "\(store.id)", "entries": "\(received.pins.count)",
+            ])
+        }
+        if outcome.ignoredUnsignedFields {
+            logger.warning("the static list carries depth or domainsConfig, which its signatures do not cover; both are ignored", metadata: [
+                "store": "\(store.id)",
             ])
         }
         if !outcome.unexpectedNames.isEmpty {

@@ -13,7 +13,9 @@ struct CacheContractTests {
     static let shell = TestEnvironment.packageRoot.appendingPathComponent("examples/shell/validate.sh").path
 
     /// Three stores updated by the real updater: challenge mode with depth and a short-lived pin,
-    /// challenge mode with domainsConfig, and a static list with per-entry signatures.
+    /// challenge mode with domainsConfig, and a static list with per-entry signatures; plus a
+    /// fourth static store whose file was then altered to carry domainsConfig and a depth,
+    /// which a static list does not sign.
     final class Published: @unchecked Sendable {  // built once, then only read
         let sandbox: Sandbox
         let server: FixtureServer
@@ -21,6 +23,7 @@ struct CacheContractTests {
         var banking: String { sandbox.cacheFile("banking").path }
         var domains: String { sandbox.cacheFile("domains").path }
         var statics: String { sandbox.cacheFile("static").path }
+        var tampered: String { sandbox.cacheFile("tampered").path }
 
         init() async throws {
             sandbox = try Sandbox()
@@ -35,11 +38,18 @@ struct CacheContractTests {
                                   "domains": [["name": "api.example.com", "sslPinningRequired": true]]],
             ]))
             try server.route("static", Lists.route(mode: "static", entries: [Lists.entry("cdn.example.com", 7)]))
+            try server.route("tampered", Lists.route(mode: "static", entries: [Lists.entry("cdn.example.com", 7)]))
             let updater = sandbox.updater()
-            for (id, mode) in [("banking", ListMode.challenge), ("domains", .challenge), ("static", .static)] {
+            for (id, mode) in [("banking", ListMode.challenge), ("domains", .challenge), ("static", .static),
+                               ("tampered", .static)] {
                 let report = await updater.update(try sandbox.store(id, url: server.url(id), mode: mode))
                 guard report.result == .ok else { throw FixtureError("updating \(id) failed: \(report.reason ?? "")") }
             }
+            var document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tampered))) as? [String: Any] ?? [:]
+            document["domainsConfig"] = ["sslPinningRequiredForUnlisted": false, "domains": [] as [Any]]
+            document["fingerprints"] = (document["fingerprints"] as? [[String: Any]] ?? [])
+                + [Lists.entry("cdn.example.com", 8, extra: ["depth": 1])]
+            try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: tampered))
         }
     }
 
@@ -75,7 +85,9 @@ struct CacheContractTests {
         #expect(banking.contains("\"depth\": 1"))
         #expect(!banking.contains("old.example.com"))  // expired on arrival: never published
         #expect(try String(contentsOfFile: published.domains, encoding: .utf8).contains("\"domainsConfig\""))
-        #expect(try String(contentsOfFile: published.statics, encoding: .utf8).contains("\"signature\""))
+        let statics = try String(contentsOfFile: published.statics, encoding: .utf8)
+        #expect(statics.contains("\"signature\"") && statics.contains(#""mode": "static""#))
+        #expect(banking.contains(#""key": ""#) && banking.contains(#""mode": "challenge""#))
     }
 
     @Test("the schema rejects what a reader could misread")
@@ -99,7 +111,19 @@ struct CacheContractTests {
             document["pinkeeper"] = metadata
             return document
         }
+        let statics = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: published.statics))) as? [String: Any])
+        func staticEntry(_ change: (inout [String: Any]) -> Void) -> [String: Any] {
+            var document = statics
+            var entries = document["fingerprints"] as? [[String: Any]] ?? []
+            change(&entries[0])
+            document["fingerprints"] = entries
+            return document
+        }
         let broken: [(String, [String: Any])] = [
+            ("mode-unknown", meta { $0["mode"] = "dynamic" }),
+            ("key-not-an-id", entry { $0["key"] = "signing key 1" }),
+            ("static-with-domainsConfig", statics.merging(["domainsConfig": ["sslPinningRequiredForUnlisted": false, "domains": []]]) { $1 }),
+            ("static-with-depth", staticEntry { $0["depth"] = 1 }),
             ("fingerprint-not-base64", entry { $0["fingerprint"] = "not a digest" }),
             ("fingerprint-too-short", entry { $0["fingerprint"] = Data(repeating: 1, count: 20).base64EncodedString() }),
             ("fingerprint-url-safe", entry { $0["fingerprint"] = "_-" + String(($0["fingerprint"] as? String ?? "").dropFirst(2)) }),
@@ -153,6 +177,10 @@ struct CacheContractTests {
             Query(file: \.domains, name: "api.example.com", byte: 9, expected: 1),
             Query(file: \.domains, name: "api.example.com", byte: 5, expected: 0),
             Query(file: \.statics, name: "cdn.example.com", byte: 7, expected: 0),
+            // Static mode: the added domainsConfig and depth entry decide nothing.
+            Query(file: \.tampered, name: "unlisted.example.com", byte: 9, expected: 2),
+            Query(file: \.tampered, name: "cdn.example.com", byte: 8, depth: 1, expected: 2),
+            Query(file: \.tampered, name: "cdn.example.com", byte: 7, expected: 0),
         ]
     }
 
@@ -174,11 +202,12 @@ struct CacheContractTests {
         let published = try await Published()
         let world = try ReaderWorld()
         var config = "cache_directory = \"\(published.sandbox.cache.path)\"\nstate_directory = \"\(published.sandbox.state.path)\"\n"
-        for id in ["banking", "domains", "static"] {
+        for id in ["banking", "domains", "static", "tampered"] {
             config += "[stores.\(id)]\nurl = \"https://pins.example.com/\(id)\"\npublic_key = \"\(TestEnvironment.publicKey(1))\"\n"
         }
         try config.write(to: world.config, atomically: true, encoding: .utf8)
-        let names: [KeyPath<Published, String>: String] = [\.banking: "banking", \.domains: "domains", \.statics: "static"]
+        let names: [KeyPath<Published, String>: String] = [\.banking: "banking", \.domains: "domains", \.statics: "static",
+                                                           \.tampered: "tampered"]
 
         for query in Self.queries {
             let label = "\(names[query.file] ?? "?") \(query.name) #\(query.byte) depth \(query.depth)"

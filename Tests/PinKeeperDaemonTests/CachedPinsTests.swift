@@ -1,0 +1,112 @@
+import Foundation
+import PinKeeper
+import Testing
+@testable import PinKeeperDaemon
+
+/// `CachedPins`: what a published file may keep under the store's current keys and mode
+/// (PRODUCT.md §6 "Removing a key removes its pins", "Nothing unsigned decides trust").
+@Suite("Cached pins against the configured keys")
+struct CachedPinsTests {
+    static let removedKey = "0123456789abcdef"
+
+    static func store(_ mode: ListMode, keys: [PublicKey]) -> StoreConfig {
+        StoreConfig(id: "banking", url: "https://pins.example.com/list", publicKeys: keys, mode: mode)
+    }
+
+    static func file(_ pins: [Pin], domainsConfig: DomainsConfig? = nil, mode: ListMode?) -> CacheFile {
+        CacheFile(list: PinList(pins: pins, domainsConfig: domainsConfig),
+                  metadata: .init(store: "banking", source: "https://pins.example.com/list", updated: 1, nextUpdate: 2, mode: mode))
+    }
+
+    /// The vector entry valid until 2100, signed by key B, recorded as verified by `key`.
+    static func signedPin(key: String?) throws -> Pin {
+        var pin = try Vectors.staticList().valid
+        pin.key = key
+        return pin
+    }
+
+    // MARK: Static mode
+
+    @Test("static: a pin of a removed key that verifies under a remaining key is re-tagged, not dropped")
+    func staticRetag() throws {
+        let keyB = try Vectors.keyB()
+        let result = CachedPins.reconcile(Self.file([try Self.signedPin(key: Self.removedKey)], mode: .static),
+                                          store: Self.store(.static, keys: [keyB]))
+        #expect(result.file.list.pins == [try Self.signedPin(key: keyB.id)])
+        #expect(result.dropped == 0)
+        #expect(result.changed && !result.fetchNow)
+    }
+
+    @Test("static: a pin no remaining key verifies is dropped and counted")
+    func staticDrop() throws {
+        let keyB = try Vectors.keyB()
+        let other = Pins.make("other.example.com", 0x02, expires: 4_102_444_800, signature: MergeTests.wrongSignature, key: keyB.id)
+        let result = CachedPins.reconcile(Self.file([try Self.signedPin(key: keyB.id), other], mode: .static),
+                                          store: Self.store(.static, keys: [try Vectors.keyA()]))
+        #expect(result.file.list.pins.isEmpty)
+        #expect(result.dropped == 2)
+        #expect(result.changed && !result.fetchNow)
+    }
+
+    @Test("static: pins written before keys were recorded are verified again and tagged")
+    func staticLegacy() throws {
+        let keyA = try Vectors.keyA(), keyB = try Vectors.keyB()
+        let result = CachedPins.reconcile(Self.file([try Self.signedPin(key: nil)], mode: nil),
+                                          store: Self.store(.static, keys: [keyA, keyB]))
+        #expect(result.file.list.pins == [try Self.signedPin(key: keyB.id)])
+        #expect(result.file.metadata.mode == .static)
+        #expect(result.dropped == 0 && result.changed)
+    }
+
+    @Test("static: an older file's domainsConfig and depth are removed, duplicates collapse")
+    func staticSanitised() throws {
+        let keyB = try Vectors.keyB()
+        var deep = try Self.signedPin(key: keyB.id)
+        deep.depth = 1
+        let loaded = Self.file([try Self.signedPin(key: keyB.id), deep],
+                               domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: []), mode: nil)
+        let result = CachedPins.reconcile(loaded, store: Self.store(.static, keys: [keyB]))
+        #expect(result.file.list.domainsConfig == nil)
+        #expect(result.file.list.pins == [try Self.signedPin(key: keyB.id)])
+        #expect(result.ignoredUnsignedFields && result.changed)
+    }
+
+    // MARK: Challenge mode
+
+    @Test("challenge: a removed key's pins and domainsConfig are dropped and the store is fetched at once")
+    func challengeDrop() throws {
+        let keyB = try Vectors.keyB()
+        let kept = Pins.make("api.example.com", 0x01, expires: 4_102_444_800, key: keyB.id)
+        let gone = Pins.make("api.example.com", 0x02, expires: 4_102_444_800, key: Self.removedKey)
+        let loaded = Self.file([kept, gone], domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [],
+                                                                          key: Self.removedKey), mode: .challenge)
+        let result = CachedPins.reconcile(loaded, store: Self.store(.challenge, keys: [keyB]))
+        #expect(result.file.list.pins == [kept])
+        #expect(result.file.list.domainsConfig == nil)
+        #expect(result.dropped == 1 && result.droppedDomainsConfig)
+        #expect(result.changed && result.fetchNow)
+    }
+
+    @Test("challenge: pins without a key (older pinkeeper) are kept, and the store is fetched at once to confirm them")
+    func challengeLegacy() throws {
+        let legacy = Pins.make("api.example.com", 0x01, expires: 4_102_444_800)
+        let domains = DomainsConfig(sslPinningRequiredForUnlisted: true, domains: [])
+        let result = CachedPins.reconcile(Self.file([legacy], domainsConfig: domains, mode: nil),
+                                          store: Self.store(.challenge, keys: [try Vectors.keyB()]))
+        #expect(result.file.list.pins == [legacy])
+        #expect(result.file.list.domainsConfig == domains)
+        #expect(result.unconfirmed == 1 && result.dropped == 0)
+        #expect(result.fetchNow)
+        #expect(result.changed)  // the mode is recorded
+    }
+
+    @Test("adding a key drops nothing and changes nothing", arguments: [ListMode.static, .challenge])
+    func addingAKey(_ mode: ListMode) throws {
+        let keyA = try Vectors.keyA(), keyB = try Vectors.keyB()
+        let pin = mode == .static ? try Self.signedPin(key: keyB.id) : Pins.make("api.example.com", 0x01, expires: 4_102_444_800, key: keyB.id)
+        let loaded = Self.file([pin], mode: mode)
+        let result = CachedPins.reconcile(loaded, store: Self.store(mode, keys: [keyA, keyB]))
+        #expect(result.file == loaded)
+        #expect(!result.changed && !result.fetchNow && result.dropped == 0)
+    }
+}

@@ -37,11 +37,12 @@ public struct StoreUpdater: Sendable {
         let now = clock.now()
         var memory = state.load(store: store.id)
         AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path)
-        let previous = loadCache(store, now: now)
+        let (previous, refusal) = loadCache(store, now: now)
         let validBefore = previous?.list.pins.filter { !$0.isExpired(at: now) } ?? []
 
         memory.lastAttempt = now
-        do {
+        do throws(UpdateFailure) {
+            if let refusal { throw refusal }
             let outcome = try await fetchAndPublish(store, previous: previous, memory: memory, now: now)
             memory.lastResult = .ok
             memory.lastReason = nil
@@ -85,16 +86,24 @@ public struct StoreUpdater: Sendable {
         }
     }
 
-    private func loadCache(_ store: StoreConfig, now: Int64) -> CacheFile? {
+    /// The cached pins to merge with, or why the store must not be published at all.
+    private func loadCache(_ store: StoreConfig, now: Int64) -> (CacheFile?, UpdateFailure?) {
         switch cache.load(store: store.id, now: now) {
-        case .missing: return nil
-        case .valid(let file): return file
-        case .corrupt(let reason, let movedTo):
-            logger.warning("cache file is corrupt; fetching the store afresh", metadata: [
+        case .missing: return (nil, nil)
+        case .valid(let file): return (file, nil)
+        case .corrupt(let reason, let copy):
+            // It stays in place until a verified update replaces it: readers keep their last good pins.
+            logger.warning("cache file cannot be used; updating the store as if it had no cached pins", metadata: [
                 "store": "\(store.id)", "file": "\(cache.filePath(for: store.id))", "reason": "\(reason)",
-                "moved_to": "\(movedTo ?? "(could not be moved)")",
+                "copy": "\(copy ?? "(none kept)")",
             ])
-            return nil
+            return (nil, nil)
+        case .newerFormat(let format):
+            return (nil, UpdateFailure(.writeFailed, """
+                \(cache.filePath(for: store.id)) has cache format \(format), newer than this pinkeeper's \
+                \(CacheFile.formatVersion); it is left untouched so that a downgrade cannot destroy it \
+                (upgrade pinkeeper, or remove the file to start afresh)
+                """))
         }
     }
 

@@ -6,8 +6,9 @@ struct Update: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run one update pass now, print one line per store, and exit.",
         discussion: """
-            Exit status: 0 every selected store ok or fresh; 1 any store failed, or the cache or state \
-            directory cannot be created or written; 64 unknown store; 78 bad configuration.
+            Exit status: 0 every selected store ok or fresh; 1 any store failed or busy (another pinkeeper \
+            process was updating it), or the cache or state directory cannot be created or written; \
+            64 unknown store; 78 bad configuration.
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -11,6 +11,8 @@ public struct StoreUpdater: Sendable {
     public var clock: WallClock
     public var random: RandomSource
     public var logger: Logger
+    /// How long to wait for another process's update of the same store before reporting it busy.
+    public var lockWait: Duration = .seconds(5)
 
     public init(fetcher: HTTPFetching, cache: CacheDirectory, state: StateDirectory,
                 clock: WallClock = SystemClock(), random: RandomSource = SystemRandom(), logger: Logger) {
@@ -31,9 +33,20 @@ public struct StoreUpdater: Sendable {
         /// When the store should be tried next (regular update or retry).
         public var nextAttempt: Int64
         public var notModified = false
+        /// Another process was updating the store: this attempt did nothing (`result` is the
+        /// last recorded one).
+        public var busy = false
     }
 
     public func update(_ store: StoreConfig) async -> Report {
+        // One writer per store: the daemon and a manual `pinkeeper update` take turns.
+        let lock: StoreLock?, lockFailure: FileError?
+        switch await StoreLock.acquire(store: store.id, in: state.path, waiting: lockWait) {
+        case .success(let held): (lock, lockFailure) = (held, nil)
+        case .failure(.unavailable(let error)): (lock, lockFailure) = (nil, error)
+        case .failure(.busy): return busy(store)
+        }
+        defer { lock?.release() }
         let now = clock.now()
         var memory = state.load(store: store.id)
         AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path)
@@ -42,6 +55,7 @@ public struct StoreUpdater: Sendable {
 
         memory.lastAttempt = now
         do throws(UpdateFailure) {
+            if let lockFailure { throw UpdateFailure(.writeFailed, "\(lockFailure); the published file was left as it was") }
             if let refusal { throw refusal }
             let outcome = try await fetchAndPublish(store, previous: previous, memory: memory, now: now)
             memory.lastResult = .ok
@@ -105,6 +119,24 @@ public struct StoreUpdater: Sendable {
                 (upgrade pinkeeper, or remove the file to start afresh)
                 """))
         }
+    }
+
+    /// Another process holds the store's lock: nothing is fetched, written or counted as a failure.
+    private func busy(_ store: StoreConfig) -> Report {
+        let now = clock.now()
+        let cached: CacheFile?
+        if case .valid(let file) = cache.load(store: store.id, now: now) { cached = file } else { cached = nil }
+        var report = Report(store: store.id, result: state.load(store: store.id).lastResult ?? .ok, reason: "interrupted",
+                            pins: cached?.list.pins.filter { !$0.isExpired(at: now) }.count ?? 0, nextAttempt: now)
+        guard !Task.isCancelled else { return report }  // shutdown while waiting for the lock
+        report.nextAttempt = now + store.policy.retryMin
+        report.reason = "another pinkeeper process is updating the store (it holds \(StoreLock.path(store: store.id, in: state.path)))"
+        report.busy = true
+        logger.warning("store is busy; trying again later", metadata: [
+            "store": "\(store.id)", "reason": "\(report.reason ?? "")",
+            "retry_in": "\(Units.describe(seconds: report.nextAttempt - now))",
+        ])
+        return report
     }
 
     /// Once per update: the common name whose newest pin expires first, if that is inside

@@ -124,8 +124,8 @@ public struct StoreUpdater: Sendable {
     /// Another process holds the store's lock: nothing is fetched, written or counted as a failure.
     private func busy(_ store: StoreConfig) -> Report {
         let now = clock.now()
-        let cached: CacheFile?
-        if case .valid(let file) = cache.load(store: store.id, now: now) { cached = file } else { cached = nil }
+        // Read only: without the lock nothing may be written, not even a copy of a corrupt file.
+        let cached = (try? CacheReader.read(cacheFile: cache.filePath(for: store.id), store: store.id)) ?? nil
         var report = Report(store: store.id, result: state.load(store: store.id).lastResult ?? .ok, reason: "interrupted",
                             pins: cached?.list.pins.filter { !$0.isExpired(at: now) }.count ?? 0, nextAttempt: now)
         guard !Task.isCancelled else { return report }  // shutdown while waiting for the lock

@@ -97,6 +97,7 @@ struct StoreLockTests {
         let sandbox = try Sandbox()
         let store = try sandbox.store("a", url: "https://127.0.0.1:1/a") { $0.retryMin = 45 }
         let held = try HeldLock(sandbox, store: "a")
+        try Data("{]".utf8).write(to: sandbox.cacheFile("a"))
         var updater = sandbox.updater()
         updater.lockWait = .milliseconds(200)
         let before = Int64(Date().timeIntervalSince1970)
@@ -106,6 +107,7 @@ struct StoreLockTests {
         #expect(report.nextAttempt >= before + 45 && report.nextAttempt <= after + 45, "retry_min from now")
         #expect(sandbox.savedState("a") == StoreState())
         #expect(sandbox.log.warnings(store: "a").first?.message == "store is busy; trying again later")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path) == ["a.json"], "written while busy")
         held.release()
         #expect(await updater.update(store).busy == false)
     }

@@ -130,14 +130,15 @@ public final class CacheReader: Sendable {
     /// Reads and checks a cache file; nil when it does not exist. `store`, when given, must
     /// match the file's `pinkeeper.store`.
     public static func read(cacheFile path: String, store: String? = nil) throws(CacheReaderError) -> CacheFile? {
-        guard let (data, _) = try readFile(path) else { return nil }
+        guard let (data, _) = try readFile(path, followingSymlink: false) else { return nil }
         return try parse(data, path: path, store: store)
     }
 
     /// Reads a Wultra fallback list (`{"fingerprints": [...]}`); its `domainsConfig` is ignored,
-    /// as the mobile clients ignore it in fallback data.
+    /// as the mobile clients ignore it in fallback data. Unlike a cache file it may be a symlink:
+    /// it is configuration the operator placed, not a file in a directory the service writes.
     public static func readFallback(path: String) throws(CacheReaderError) -> [Pin] {
-        guard let (data, _) = try readFile(path) else {
+        guard let (data, _) = try readFile(path, followingSymlink: true) else {
             throw CacheReaderError(.unreadable, path, "does not exist")
         }
         do {
@@ -162,10 +163,12 @@ public final class CacheReader: Sendable {
 
     /// The whole file and the identity of what was read (from the open descriptor, so a
     /// replacement racing with the read is noticed at the next question). nil when missing.
-    fileprivate static func readFile(_ path: String) throws(CacheReaderError) -> (Data, FileIdentity)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// O_NONBLOCK: a FIFO planted at the path is refused at once instead of waiting for a writer.
+    fileprivate static func readFile(_ path: String, followingSymlink: Bool) throws(CacheReaderError) -> (Data, FileIdentity)? {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingSymlink ? 0 : O_NOFOLLOW))
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
+            if errno == ELOOP && !followingSymlink { throw CacheReaderError(.unreadable, path, "is a symlink, which is never followed") }
             throw CacheReaderError(.unreadable, path, "cannot be opened: \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
@@ -173,7 +176,9 @@ public final class CacheReader: Sendable {
         guard fstat(fd, &info) == 0 else {
             throw CacheReaderError(.unreadable, path, "cannot be examined: \(String(cString: strerror(errno)))")
         }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw CacheReaderError(.unreadable, path, "is not a regular file") }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw CacheReaderError(.unreadable, path, "is not a regular file (a FIFO, device or directory?)")
+        }
         guard info.st_size <= maximumFileSize else {
             throw CacheReaderError(.invalid, path, "is larger than \(maximumFileSize) bytes")
         }
@@ -238,7 +243,7 @@ private struct Loaded: Sendable {
             return next
         case .file:
             do {
-                guard let (data, actual) = try CacheReader.readFile(path) else {
+                guard let (data, actual) = try CacheReader.readFile(path, followingSymlink: false) else {
                     return Loaded(identity: .missing, cache: nil, byName: Self.index(cache: nil, fallback: fallback), problem: nil)
                 }
                 let cache = try CacheReader.parse(data, path: path, store: store)

@@ -34,6 +34,17 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// Creates and checks the cache and state directories, or exits with `status` after one
+    /// line naming the directory and the problem.
+    func prepareDirectories(_ configuration: Configuration, failureStatus status: Int32) throws {
+        do {
+            try DataDirectories.prepare(configuration)
+        } catch {
+            FileHandle.standardError.write(Data("pinkeeper: \(error)\n".utf8))
+            throw ExitCode(status)
+        }
+    }
+
     func makeLogger() -> Logger {
         let level = logLevel
         // Native journal entries when stderr is the journal; readable lines otherwise.

@@ -4,12 +4,18 @@ import PinKeeperDaemon
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the daemon in the foreground until SIGTERM or SIGINT (systemd runs it this way).")
+        abstract: "Run the daemon in the foreground until SIGTERM or SIGINT (systemd runs it this way).",
+        discussion: """
+            Creates the cache and state directories when missing. Exit status: 0 after a clean stop; \
+            73 the cache or state directory cannot be created or written; 78 invalid configuration.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let configuration = try global.loadConfiguration()
+        // EX_CANTCREAT: systemd restarts the service (only 78 stops it), which may find the directory fixed.
+        try global.prepareDirectories(configuration, failureStatus: 73)
         let logger = global.makeLogger()
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
         let watcher = SignalWatcher { signal in
@@ -22,10 +28,22 @@ struct Run: AsyncParsableCommand {
         let path = global.configPath
         let daemon = Daemon(
             configuration: configuration,
-            reload: { Result { () throws(ConfigError) in try ConfigLoader.load(path: path) } },
+            reload: { Result { () throws(ConfigError) in try Self.reload(path) } },
             makeUpdater: { makeUpdater($0, logger: logger) },
             notifier: SystemdNotifier(), logger: logger)
         await daemon.run(triggers: triggers)
         withExtendedLifetime(watcher) {}
+    }
+
+    /// A reloaded configuration may name new directories: they are made ready before it is
+    /// accepted, or the reload fails and the running configuration stays.
+    private static func reload(_ path: String) throws(ConfigError) -> Configuration {
+        let configuration = try ConfigLoader.load(path: path)
+        do {
+            try DataDirectories.prepare(configuration)
+        } catch {
+            throw ConfigError(file: path, key: error.key, error.description)
+        }
+        return configuration
     }
 }

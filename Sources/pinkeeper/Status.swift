@@ -12,11 +12,12 @@ struct Status: ParsableCommand {
         discussion: """
             Reads the cache and state directories named by the configuration. Health: fresh (last \
             attempt succeeded), failing (last attempt failed, valid pins remain), stale (valid pins \
-            remain but the last success is older than twice the periodic update interval), empty \
-            (no valid pin). Fallback pins count as valid pins.
+            remain but the last success is older than twice the periodic update interval), unknown \
+            (valid pins remain but the state file cannot be read: run as root or the service user), \
+            empty (no valid pin). Fallback pins count as valid pins.
 
-            Exit status: 0 all fresh; 1 some failing or stale, every store still has valid pins; \
-            2 any store empty; 64 usage error or unknown store; 78 invalid configuration.
+            Exit status: 0 all fresh; 1 some failing, stale or unknown, every store still has valid \
+            pins; 2 any store empty; 64 usage error or unknown store; 78 invalid configuration.
             """)
 
     @OptionGroup var global: GlobalOptions

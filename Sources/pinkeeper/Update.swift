@@ -5,7 +5,11 @@ import PinKeeperDaemon
 struct Update: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run one update pass now, print one line per store, and exit.",
-        discussion: "Exit status: 0 every selected store ok or fresh, 1 any store failed, 78 bad configuration.")
+        discussion: """
+            Exit status: 0 every selected store ok or fresh; 1 any store failed or busy (another pinkeeper \
+            process was updating it), or the cache or state directory cannot be created or written; \
+            64 unknown store; 78 bad configuration.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -21,6 +25,7 @@ struct Update: AsyncParsableCommand {
             FileHandle.standardError.write(Data("pinkeeper: no store '\(id)' in \(global.configPath)\n".utf8))
             throw ExitCode(64)
         }
+        try global.prepareDirectories(configuration, failureStatus: 1)
         let logger = global.makeLogger()
         let lines = await OneShotUpdate.run(configuration: configuration, storeIDs: stores, force: force,
                                             updater: makeUpdater(configuration, logger: logger))

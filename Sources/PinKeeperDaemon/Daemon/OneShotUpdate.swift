@@ -6,7 +6,8 @@ import PinKeeper
 public enum OneShotUpdate {
     public struct Line: Sendable {
         public var store: String
-        /// `fresh` when the store was not due and `--force` was not given.
+        /// `fresh` when the store was not due and `--force` was not given; `busy` when another
+        /// process was updating it.
         public var result: String
         public var pins: Int
         public var nextUpdate: Int64
@@ -38,8 +39,10 @@ public enum OneShotUpdate {
             }
         }
         for report in await UpdatePass.run(due, updater: updater, concurrency: configuration.concurrency) {
-            lines[report.store] = Line(store: report.store, result: report.result.rawValue, pins: report.pins,
-                                       nextUpdate: report.nextAttempt, reason: report.reason, failed: report.result != .ok)
+            // busy: the running daemon (or another manual update) held the store for the whole wait.
+            lines[report.store] = Line(store: report.store, result: report.busy ? "busy" : report.result.rawValue,
+                                       pins: report.pins, nextUpdate: report.nextAttempt, reason: report.reason,
+                                       failed: report.busy || report.result != .ok)
         }
         return selected.compactMap { lines[$0.id] }
     }

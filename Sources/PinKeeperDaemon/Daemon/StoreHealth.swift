@@ -1,22 +1,25 @@
 /// How a store stands, as `status`, STATUS= and metrics describe it (PRODUCT.md §2).
-public enum StoreHealth: String, Sendable, Comparable {
-    case fresh, stale, failing, empty
+/// `unknown`: valid pins remain but the state file could not be read, so the last result is unknown.
+public enum StoreHealth: String, Sendable, Comparable, CaseIterable {
+    case fresh, stale, unknown, failing, empty
 
     /// Worse health sorts later.
     private var rank: Int {
         switch self {
         case .fresh: 0
         case .stale: 1
-        case .failing: 2
-        case .empty: 3
+        case .unknown: 2
+        case .failing: 3
+        case .empty: 4
         }
     }
 
     public static func < (a: StoreHealth, b: StoreHealth) -> Bool { a.rank < b.rank }
 
     public static func of(validPins: Int, lastResult: UpdateResult?, lastSuccess: Int64?, now: Int64,
-                          periodicUpdateInterval: Int64) -> StoreHealth {
+                          periodicUpdateInterval: Int64, stateKnown: Bool = true) -> StoreHealth {
         if validPins == 0 { return .empty }
+        if !stateKnown { return .unknown }
         if let lastResult, lastResult != .ok { return .failing }
         if let lastSuccess, now - lastSuccess > 2 * periodicUpdateInterval { return .stale }
         return .fresh
@@ -40,7 +43,7 @@ public enum StatusLine {
     public static func make(_ entries: [Entry], nextUpdateIn: Int64?) -> String {
         guard !entries.isEmpty else { return "no stores configured" }
         var counts: [String] = []
-        for health in [StoreHealth.fresh, .stale, .failing, .empty] {
+        for health in StoreHealth.allCases {
             let n = entries.filter { $0.health == health }.count
             if n > 0 { counts.append("\(n) \(health.rawValue)") }
         }

@@ -7,12 +7,13 @@ import PinKeeper
 /// rename over the target, fsync the directory.
 public struct AtomicWriter: Sendable {
     public var fileSystem: FileSystem
-    /// Refuse directories that other users could plant files in.
-    public var refuseWorldWritable: Bool
+    /// Write permission bits that make a directory unacceptable: by default group and others,
+    /// who could otherwise plant or swap files beside ours.
+    public var refusedDirectoryBits: mode_t
 
-    public init(fileSystem: FileSystem = PosixFileSystem(), refuseWorldWritable: Bool = true) {
+    public init(fileSystem: FileSystem = PosixFileSystem(), refusedDirectoryBits: mode_t = S_IWGRP | S_IWOTH) {
         self.fileSystem = fileSystem
-        self.refuseWorldWritable = refuseWorldWritable
+        self.refusedDirectoryBits = refusedDirectoryBits
     }
 
     /// Temp files are named after the target and the writer's pid, so a later run can tell
@@ -65,8 +66,18 @@ public struct AtomicWriter: Sendable {
     private func checkDirectory(_ dir: Int32, _ path: String) throws(FileError) {
         var info = stat()
         guard fstat(dir, &info) == 0 else { throw FileError("cannot stat", path) }
-        if refuseWorldWritable && info.st_mode & S_IWOTH != 0 {
-            throw FileError("refusing directory writable by other users (chmod o-w it)", path, code: EPERM)
+        if let problem = Self.unsafeWriters(info.st_mode & refusedDirectoryBits) {
+            throw FileError("refusing directory \(problem)", path, code: EPERM)
+        }
+    }
+
+    /// Who besides the owner may write a directory with these permission bits, and the fix.
+    static func unsafeWriters(_ bits: mode_t) -> String? {
+        switch (bits & S_IWGRP != 0, bits & S_IWOTH != 0) {
+        case (true, true): "writable by its group and other users (chmod go-w it)"
+        case (true, false): "writable by its group (chmod g-w it)"
+        case (false, true): "writable by other users (chmod o-w it)"
+        case (false, false): nil
         }
     }
 

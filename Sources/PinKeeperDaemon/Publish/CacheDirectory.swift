@@ -20,12 +20,15 @@ public struct CacheDirectory: Sendable {
     public enum Loaded: Sendable {
         case missing
         case valid(CacheFile)
-        /// The file could not be parsed and was moved aside to `movedTo`.
-        case corrupt(reason: String, movedTo: String?)
+        /// The file cannot be used; it stays where it is (readers keep their last good pins)
+        /// until a verified update replaces it. `copy` names a copy kept aside for inspection.
+        case corrupt(reason: String, copy: String?)
+        /// Written by a newer pinkeeper: never replaced, so a downgrade cannot destroy it.
+        case newerFormat(Int)
     }
 
-    /// Reads a store's published file without following a symlink; a file that does not parse
-    /// is renamed to `<store>.json.corrupt-<unix time>` so the store is fetched afresh.
+    /// Reads a store's published file without following a symlink or waiting on a FIFO. A file
+    /// that does not parse is left in place and copied once to `<store>.json.corrupt-<mtime>`.
     public func load(store: String, now: Int64) -> Loaded {
         let file = filePath(for: store)
         let data: Data, identity: FileIdentity
@@ -34,17 +37,18 @@ public struct CacheDirectory: Sendable {
         case .success(.missing): return .missing
         case .success(.unchanged): return known.map { .valid($0.value) } ?? .missing
         case .success(.read(let bytes, let version)): (data, identity) = (bytes, version)
-        case .failure(let error): return .corrupt(reason: error.description, movedTo: nil)
+        case .failure(let error): return .corrupt(reason: error.description, copy: nil)
         }
         do {
             let cache = try CacheFile(json: data)
             guard cache.metadata.store == store else {
-                return moveAside(file, now: now, reason: "it belongs to store '\(cache.metadata.store)'")
+                return .corrupt(reason: "it belongs to store '\(cache.metadata.store)'", copy: keepCopy(data, of: store))
             }
             memo.remember(cache, identity: identity, for: file)
             return .valid(cache)
         } catch {
-            return moveAside(file, now: now, reason: error.reason)
+            if let format = Self.declaredFormat(data), format > CacheFile.formatVersion { return .newerFormat(format) }
+            return .corrupt(reason: error.reason, copy: keepCopy(data, of: store))
         }
     }
 
@@ -53,9 +57,23 @@ public struct CacheDirectory: Sendable {
         memo.remember(cache, identity: identity, for: filePath(for: cache.metadata.store))
     }
 
-    private func moveAside(_ file: String, now: Int64, reason: String) -> Loaded {
-        let target = "\(file).corrupt-\(now)"
-        return .corrupt(reason: reason, movedTo: rename(file, target) == 0 ? target : nil)
+    /// `pinkeeper.format` alone, so that a newer file is recognised however else it changed.
+    static func declaredFormat(_ data: Data) -> Int? {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let metadata = object["pinkeeper"] as? [String: Any],
+              let format = metadata["format"] as? Int else { return nil }
+        return format
+    }
+
+    /// A copy for the operator, named after the corrupt version's mtime so that each version
+    /// is copied once however often the store is retried.
+    private func keepCopy(_ data: Data, of store: String) -> String? {
+        var info = stat()
+        guard lstat(filePath(for: store), &info) == 0 else { return nil }
+        let name = "\(fileName(for: store)).corrupt-\(info.st_mtim.tv_sec)"
+        if lstat("\(path)/\(name)", &info) == 0 { return "\(path)/\(name)" }
+        guard (try? writer.write(data, to: name, in: path)) != nil else { return nil }
+        return "\(path)/\(name)"
     }
 }
 
@@ -66,10 +84,11 @@ enum ReadOutcome {
     case read(Data, FileIdentity)
 }
 
-/// Reads a whole regular file, refusing symlinks (O_NOFOLLOW); skips the read when the open
-/// file is still the version `known`.
+/// Reads a whole regular file. O_NOFOLLOW refuses a symlink; O_NONBLOCK makes opening a FIFO
+/// planted at the path return at once (it is then refused as not a regular file) instead of
+/// waiting for a writer. Skips the read when the open file is still the version `known`.
 func readRegularFile(_ path: String, unlessUnchanged known: FileIdentity? = nil) -> Result<ReadOutcome, FileError> {
-    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else {
         if errno == ENOENT { return .success(.missing) }
         return .failure(FileError(errno == ELOOP ? "refusing to follow a symlink at" : "cannot open", path))
@@ -77,7 +96,7 @@ func readRegularFile(_ path: String, unlessUnchanged known: FileIdentity? = nil)
     defer { close(fd) }
     var info = stat()
     guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-        return .failure(FileError("not a regular file:", path, code: EINVAL))
+        return .failure(FileError("refusing a file that is not a regular file (a FIFO, device or directory?) at", path, code: EINVAL))
     }
     let identity = FileIdentity(info)
     if identity == known { return .success(.unchanged) }

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import Synchronization
 
 /// The daemon's bookkeeping for one store, kept in the state directory so that back-off,
 /// status and conditional requests survive restarts. Readers of the cache never need it.
@@ -31,18 +33,65 @@ public struct StateDirectory: Sendable {
     }
 
     func fileName(for store: String) -> String { "\(store).state.json" }
+    public func filePath(for store: String) -> String { "\(path)/\(fileName(for: store))" }
 
-    /// A missing or unreadable state file means "nothing known yet": state is advisory.
-    public func load(store: String) -> StoreState {
-        guard case .success(.read(let data, _)) = readRegularFile("\(path)/\(fileName(for: store))"),
-              let state = try? JSONDecoder().decode(StoreState.self, from: data) else { return StoreState() }
-        return state
+    /// What a state file says, or why nothing can be known from it.
+    public enum Stored: Sendable, Equatable {
+        /// No update has been recorded yet.
+        case absent
+        case known(StoreState)
+        /// The file exists but cannot be read or parsed (e.g. EACCES for a user outside the
+        /// service's 0700 state directory).
+        case unreadable(reason: String)
     }
 
+    /// The file alone, without what this process holds unsaved: for `pinkeeper status`.
+    public func read(store: String) -> Stored {
+        let file = filePath(for: store)
+        switch readRegularFile(file) {
+        case .success(.missing): return .absent
+        case .success(.unchanged): return .absent  // no known version was given
+        case .failure(let error):
+            let hint = error.code == EACCES ? " (the service keeps it private: run this as root or as the service user)" : ""
+            return .unreadable(reason: error.description + hint)
+        case .success(.read(let data, _)):
+            guard let state = try? JSONDecoder().decode(StoreState.self, from: data) else {
+                return .unreadable(reason: "\(file) is not a pinkeeper state file")
+            }
+            return .known(state)
+        }
+    }
+
+    /// The store's state for an update: what this process failed to save, unless the file
+    /// records a later attempt (another process updated the store since); otherwise the file.
+    /// An unreadable file means "nothing known yet", which the next save replaces.
+    public func load(store: String) -> StoreState {
+        let stored: StoreState? = if case .known(let state) = read(store: store) { state } else { nil }
+        let file = filePath(for: store)
+        if let unsaved = Self.unsaved.withLock({ $0[file] }) {
+            guard let stored, (stored.lastAttempt ?? .min) > (unsaved.lastAttempt ?? .min) else { return unsaved }
+            Self.unsaved.withLock { $0[file] = nil }
+        }
+        return stored ?? StoreState()
+    }
+
+    /// Writes the state; when that fails, this process still remembers it, so back-off goes on
+    /// from the failures it counted instead of silently starting again at the first step.
     public func save(_ state: StoreState, store: String) throws(FileError) {
+        let file = filePath(for: store)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(state) else { return }
-        _ = try writer.write(data, to: fileName(for: store), in: path, mode: 0o644)
+        do throws(FileError) {
+            guard let data = try? encoder.encode(state) else { throw FileError("cannot encode the state for", file, code: EINVAL) }
+            _ = try writer.write(data, to: fileName(for: store), in: path, mode: 0o644)
+            Self.unsaved.withLock { $0[file] = nil }
+        } catch {
+            Self.unsaved.withLock { $0[file] = state }
+            throw error
+        }
     }
+
+    /// Per state file, the state this process could not write. Process-wide, so a reload that
+    /// builds a new `StateDirectory` for the same path keeps it.
+    private static let unsaved = Mutex<[String: StoreState]>([:])
 }

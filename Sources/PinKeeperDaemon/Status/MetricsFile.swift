@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Logging
 
 /// The `metrics_file` setting: after every update pass the daemon replaces this file with the
@@ -7,7 +8,10 @@ import Logging
 /// hidden and does not end in `.prom`).
 public enum MetricsFile {
     /// Writes the metrics of every configured store; does nothing when `metrics_file` is unset.
-    public static func write(configuration: Configuration, now: Int64, writer: AtomicWriter = AtomicWriter()) throws(FileError) {
+    /// The textfile collector's directory is often shared with node_exporter's group, so only
+    /// a directory writable by everyone is refused.
+    public static func write(configuration: Configuration, now: Int64,
+                             writer: AtomicWriter = AtomicWriter(refusedDirectoryBits: S_IWOTH)) throws(FileError) {
         guard let path = configuration.metricsFile else { return }
         let text = StatusReport.collect(configuration: configuration, now: now).prometheus()
         let file = URL(fileURLWithPath: path)

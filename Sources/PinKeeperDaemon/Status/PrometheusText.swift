@@ -1,7 +1,8 @@
 /// The Prometheus text exposition format (version 0.0.4) of a status report: what
 /// `pinkeeper status --format prometheus` prints and the daemon writes to `metrics_file` for
 /// node_exporter's textfile collector. Every family has HELP and TYPE lines and all of its
-/// samples together; unknown timestamps are 0 so that "older than" alerts fire on them.
+/// samples together; unknown timestamps are 0 so that "older than" alerts fire on them. The next
+/// update and the failure count of a store whose state file cannot be read have no sample.
 extension StatusReport {
     public func prometheus() -> String {
         var out = ""
@@ -12,14 +13,14 @@ extension StatusReport {
                 out += "\(name){\(labels)} \(sample.value)\n"
             }
         }
-        func perStore(_ value: (StoreStatus) -> Int64) -> [(labels: [(String, String)], value: Int64)] {
-            stores.map { ([("store", $0.store)], value($0)) }
+        func perStore(_ value: (StoreStatus) -> Int64?) -> [(labels: [(String, String)], value: Int64)] {
+            stores.compactMap { store in value(store).map { ([("store", store.store)], $0) } }
         }
 
         family("pinkeeper_store_health",
-               "Health of the store: 1 for its current state (fresh, stale, failing, empty), 0 for the others.",
+               "Health of the store: 1 for its current state (fresh, stale, unknown, failing, empty), 0 for the others.",
                stores.flatMap { store in
-                   [StoreHealth.fresh, .stale, .failing, .empty].map { health in
+                   StoreHealth.allCases.map { health in
                        ([("store", store.store), ("health", health.rawValue)], store.health == health ? 1 : 0)
                    }
                })
@@ -44,7 +45,7 @@ extension StatusReport {
                "When the daemon fetches the store next (regular update or retry), in Unix seconds.",
                perStore { $0.nextUpdate })
         family("pinkeeper_store_consecutive_failures", "Failed update attempts since the last success.",
-               perStore { Int64($0.consecutiveFailures) })
+               perStore { $0.consecutiveFailures.map(Int64.init) })
         return out
     }
 

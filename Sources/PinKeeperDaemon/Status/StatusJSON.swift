@@ -20,8 +20,8 @@ extension StatusReport {
                 ("lastAttempt", Self.number(store.lastAttempt)),
                 ("lastResult", store.lastResult.map { Self.string($0.rawValue) } ?? "null"),
                 ("lastReason", store.lastReason.map(Self.string) ?? "null"),
-                ("consecutiveFailures", "\(store.consecutiveFailures)"),
-                ("nextUpdate", "\(store.nextUpdate)"),
+                ("consecutiveFailures", store.consecutiveFailures.map { "\($0)" } ?? "null"),
+                ("nextUpdate", Self.number(store.nextUpdate)),
                 ("cacheFile", Self.string(store.cacheFile)),
                 ("problems", "[" + store.problems.map(Self.string).joined(separator: ", ") + "]"),
             ]

@@ -20,11 +20,13 @@ public struct StoreStatus: Sendable, Equatable {
     public var lastAttempt: Int64?
     public var lastResult: UpdateResult?
     public var lastReason: String?
-    public var consecutiveFailures: Int
-    /// When the daemon fetches next (its regular update or a retry); now when it is due.
-    public var nextUpdate: Int64
+    /// nil when the state file cannot be read.
+    public var consecutiveFailures: Int?
+    /// When the daemon fetches next (its regular update or a retry); now when it is due; nil
+    /// when the state file cannot be read (a retry time may be recorded there).
+    public var nextUpdate: Int64?
     public var cacheFile: String
-    /// Files that could not be used (corrupt cache, unreadable fallback), one sentence each.
+    /// Files that could not be used (corrupt cache, unreadable fallback or state), one sentence each.
     public var problems: [String]
 }
 
@@ -64,25 +66,33 @@ public struct StatusReport: Sendable, Equatable {
                 problems.append("fallback file \(error)")
             }
         }
-        let state = directory.load(store: store.id)
+        // Status reads the file alone and never guesses: an unreadable one leaves the result unknown.
+        var state = StoreState(), stateKnown = true
+        switch directory.read(store: store.id) {
+        case .absent: break
+        case .known(let stored): state = stored
+        case .unreadable(let reason):
+            stateKnown = false
+            problems.append("the last update's result is unknown: \(reason)")
+        }
         let cached = cache?.list.pins.filter { !$0.isExpired(at: now) } ?? []
         let fallbackValid = fallback.filter { !$0.isExpired(at: now) }
         let lastSuccess = state.lastSuccess ?? cache?.metadata.updated
         let health = StoreHealth.of(validPins: cached.count + fallbackValid.count, lastResult: state.lastResult,
                                     lastSuccess: lastSuccess, now: now,
-                                    periodicUpdateInterval: store.policy.periodicUpdateInterval)
+                                    periodicUpdateInterval: store.policy.periodicUpdateInterval, stateKnown: stateKnown)
         let soonest = ExpiringPins.soonest(cached + fallbackValid, now: now)
         return StoreStatus(
             store: store.id, health: health, pins: cached.count, fallbackPins: fallbackValid.count,
             earliestExpiry: soonest?.expires, earliestExpiryName: soonest?.name, updated: cache?.metadata.updated,
             lastSuccess: lastSuccess, lastAttempt: state.lastAttempt, lastResult: state.lastResult,
-            lastReason: state.lastReason, consecutiveFailures: state.consecutiveFailures,
-            nextUpdate: DueTime.of(cache: cache, state: state, policy: store.policy, now: now),
+            lastReason: state.lastReason, consecutiveFailures: stateKnown ? state.consecutiveFailures : nil,
+            nextUpdate: stateKnown ? DueTime.of(cache: cache, state: state, policy: store.policy, now: now) : nil,
             cacheFile: path, problems: problems)
     }
 
-    /// PRODUCT.md §2: 0 all fresh; 1 some failing or stale but every store has valid pins;
-    /// 2 any store empty.
+    /// PRODUCT.md §2: 0 all fresh; 1 some failing, stale or unknown but every store has valid
+    /// pins; 2 any store empty.
     public var exitCode: Int32 {
         if stores.contains(where: { $0.health == .empty }) { return 2 }
         if stores.contains(where: { $0.health != .fresh }) { return 1 }

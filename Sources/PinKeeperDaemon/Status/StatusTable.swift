@@ -8,7 +8,8 @@ extension StatusReport {
             let pins = store.fallbackPins > 0 ? "\(store.pins)+\(store.fallbackPins) fallback" : "\(store.pins)"
             let attempt = store.lastAttempt.map { "\(store.lastResult?.rawValue ?? "?") \(ago($0))" } ?? "never"
             rows.append([store.store, store.health.rawValue, pins, store.earliestExpiry.map(ahead) ?? "-",
-                         store.lastSuccess.map(ago) ?? "never", attempt, ahead(store.nextUpdate)])
+                         store.lastSuccess.map(ago) ?? "never", store.consecutiveFailures == nil ? "unknown" : attempt,
+                         store.nextUpdate.map(ahead) ?? "unknown"])
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var out = ""
@@ -25,7 +26,8 @@ extension StatusReport {
     private func notes(_ store: StoreStatus) -> [String] {
         var notes = store.problems
         if let result = store.lastResult, result != .ok {
-            let count = store.consecutiveFailures == 1 ? "1 failure" : "\(store.consecutiveFailures) consecutive failures"
+            let failures = store.consecutiveFailures ?? 0
+            let count = failures == 1 ? "1 failure" : "\(failures) consecutive failures"
             notes.append("last attempt failed: \(result.rawValue)\(store.lastReason.map { ": \($0)" } ?? "") (\(count))")
         }
         if store.health == .stale, let success = store.lastSuccess {

@@ -8,11 +8,15 @@ extension StoreUpdater {
     /// every update (`pinkeeper update` included).
     ///
     /// Returns the file as it now stands (nil: none, or unusable) and whether the store should be
-    /// fetched at once (challenge mode lost or could not confirm pins).
-    public func reconcileCache(_ store: StoreConfig, now: Int64) -> (cache: CacheFile?, fetchNow: Bool) {
-        guard let loaded = loadCache(store, now: now) else { return (nil, false) }
+    /// fetched at once (challenge mode lost or could not confirm pins); `refusal` when the file
+    /// must not be published over at all (a newer cache format).
+    public func reconcileCache(_ store: StoreConfig, now: Int64)
+        -> (cache: CacheFile?, fetchNow: Bool, refusal: UpdateFailure?)
+    {
+        let (found, refusal) = loadCache(store, now: now)
+        guard let loaded = found else { return (nil, false, refusal) }
         let result = CachedPins.reconcile(loaded, store: store)
-        guard result.changed else { return (loaded, result.fetchNow) }
+        guard result.changed else { return (loaded, result.fetchNow, nil) }
         let file = cache.filePath(for: store.id)
         if result.ignoredUnsignedFields {
             logger.warning("the cached static list carried unsigned depth or domainsConfig; both are ignored", metadata: [
@@ -38,6 +42,6 @@ extension StoreUpdater {
                 "store": "\(store.id)", "file": "\(file)", "reason": "\(error)",
             ])
         }
-        return (result.file, result.fetchNow)
+        return (result.file, result.fetchNow, nil)
     }
 }

@@ -11,6 +11,8 @@ public struct StoreUpdater: Sendable {
     public var clock: WallClock
     public var random: RandomSource
     public var logger: Logger
+    /// How long to wait for another process's update of the same store before reporting it busy.
+    public var lockWait: Duration = .seconds(5)
 
     public init(fetcher: HTTPFetching, cache: CacheDirectory, state: StateDirectory,
                 clock: WallClock = SystemClock(), random: RandomSource = SystemRandom(), logger: Logger) {
@@ -31,18 +33,34 @@ public struct StoreUpdater: Sendable {
         /// When the store should be tried next (regular update or retry).
         public var nextAttempt: Int64
         public var notModified = false
+        /// Another process was updating the store: this attempt did nothing (`result` is the
+        /// last recorded one).
+        public var busy = false
     }
 
     public func update(_ store: StoreConfig) async -> Report {
+        // One writer per store: the daemon and a manual `pinkeeper update` take turns.
+        let lock: StoreLock?, lockFailure: FileError?
+        switch await StoreLock.acquire(store: store.id, in: state.path, waiting: lockWait) {
+        case .success(let held): (lock, lockFailure) = (held, nil)
+        case .failure(.unavailable(let error)): (lock, lockFailure) = (nil, error)
+        case .failure(.busy): return busy(store)
+        }
+        defer { lock?.release() }
         let now = clock.now()
         // File work runs on threads of its own (BlockingWork): a stalled disk must not starve the pool.
         var memory = await BlockingWork.run { [state] in state.load(store: store.id) }
         await BlockingWork.run { [cache] in AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path) }
-        let previous = await BlockingWork.run { reconcileCache(store, now: now).cache }
+        let (previous, refusal) = await BlockingWork.run {
+            let reconciled = reconcileCache(store, now: now)
+            return (reconciled.cache, reconciled.refusal)
+        }
         let validBefore = previous?.list.pins.filter { !$0.isExpired(at: now) } ?? []
 
         memory.lastAttempt = now
-        do {
+        do throws(UpdateFailure) {
+            if let lockFailure { throw UpdateFailure(.writeFailed, "\(lockFailure); the published file was left as it was") }
+            if let refusal { throw refusal }
             let outcome = try await fetchAndPublish(store, previous: previous, memory: memory, now: now)
             memory.lastResult = .ok
             memory.lastReason = nil
@@ -86,17 +104,43 @@ public struct StoreUpdater: Sendable {
         }
     }
 
-    func loadCache(_ store: StoreConfig, now: Int64) -> CacheFile? {
+    /// The cached pins to merge with, or why the store must not be published at all.
+    func loadCache(_ store: StoreConfig, now: Int64) -> (CacheFile?, UpdateFailure?) {
         switch cache.load(store: store.id, now: now) {
-        case .missing: return nil
-        case .valid(let file): return file
-        case .corrupt(let reason, let movedTo):
-            logger.warning("cache file is corrupt; fetching the store afresh", metadata: [
+        case .missing: return (nil, nil)
+        case .valid(let file): return (file, nil)
+        case .corrupt(let reason, let copy):
+            // It stays in place until a verified update replaces it: readers keep their last good pins.
+            logger.warning("cache file cannot be used; updating the store as if it had no cached pins", metadata: [
                 "store": "\(store.id)", "file": "\(cache.filePath(for: store.id))", "reason": "\(reason)",
-                "moved_to": "\(movedTo ?? "(could not be moved)")",
+                "copy": "\(copy ?? "(none kept)")",
             ])
-            return nil
+            return (nil, nil)
+        case .newerFormat(let format):
+            return (nil, UpdateFailure(.writeFailed, """
+                \(cache.filePath(for: store.id)) has cache format \(format), newer than this pinkeeper's \
+                \(CacheFile.formatVersion); it is left untouched so that a downgrade cannot destroy it \
+                (upgrade pinkeeper, or remove the file to start afresh)
+                """))
         }
+    }
+
+    /// Another process holds the store's lock: nothing is fetched, written or counted as a failure.
+    private func busy(_ store: StoreConfig) -> Report {
+        let now = clock.now()
+        // Read only: without the lock nothing may be written, not even a copy of a corrupt file.
+        let cached = (try? CacheReader.read(cacheFile: cache.filePath(for: store.id), store: store.id)) ?? nil
+        var report = Report(store: store.id, result: state.load(store: store.id).lastResult ?? .ok, reason: "interrupted",
+                            pins: cached?.list.pins.filter { !$0.isExpired(at: now) }.count ?? 0, nextAttempt: now)
+        guard !Task.isCancelled else { return report }  // shutdown while waiting for the lock
+        report.nextAttempt = now + store.policy.retryMin
+        report.reason = "another pinkeeper process is updating the store (it holds \(StoreLock.path(store: store.id, in: state.path)))"
+        report.busy = true
+        logger.warning("store is busy; trying again later", metadata: [
+            "store": "\(store.id)", "reason": "\(report.reason ?? "")",
+            "retry_in": "\(Units.describe(seconds: report.nextAttempt - now))",
+        ])
+        return report
     }
 
     /// Once per update: the common name whose newest pin expires first, if that is inside

@@ -57,11 +57,13 @@ struct PublishFaultTests {
         #expect(sandbox.savedState("disk").retryAt != nil)
     }
 
-    @Test("a cache directory writable by other users is refused")
-    func worldWritableDirectory() async throws {
-        let (sandbox, before, report) = try await secondUpdate("ww") { chmod($0.cache.path, 0o777) }
+    @Test("a cache directory writable by other users or by its group is refused",
+          arguments: [(mode_t(0o777), "writable by its group and other users"), (0o757, "writable by other users"),
+                      (0o775, "writable by its group")])
+    func writableByOthers(mode: mode_t, reason: String) async throws {
+        let (sandbox, before, report) = try await secondUpdate("ww") { chmod($0.cache.path, mode) }
         #expect(report.result == .writeFailed)
-        #expect(report.reason?.contains("writable by other users") == true)
+        #expect(report.reason?.contains(reason) == true, "\(report.reason ?? "")")
         #expect(sandbox.cacheBytes("ww") == before)
     }
 
@@ -78,16 +80,50 @@ struct PublishFaultTests {
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: sandbox.cacheFile("link").path)) == victim.path)
     }
 
-    @Test("a corrupt cache file at start is moved aside and the store fetched afresh")
-    func corruptCacheAtStart() async throws {
-        let (sandbox, _, report) = try await secondUpdate("corrupt") { sandbox in
-            try Data("{\"fingerprints\": [tru".utf8).write(to: sandbox.cacheFile("corrupt"))
-        }
-        #expect(report.result == .ok)
+    @Test("a corrupt cache file stays in place through a failed update (readers keep their pins); a verified one replaces it")
+    func corruptCacheStaysUntilReplaced() async throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("corrupt", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        let store = try sandbox.store("corrupt", url: server.url("corrupt"))
+        #expect(await sandbox.updater().update(store).result == .ok)
+        let reader = try CacheReader(path: sandbox.cacheFile("corrupt").path, store: "corrupt")
+        let corrupt = Data("{\"fingerprints\": [tru".utf8)
+        try corrupt.write(to: sandbox.cacheFile("corrupt"), options: .atomic)
+
+        // An outage: the update fails, and the corrupt file is neither moved nor replaced.
+        try server.route("corrupt", Lists.route(entries: [Lists.entry("api.example.com", 2)], extra: ["status": 503]))
+        let failed = await sandbox.updater().update(store)
+        #expect(failed.result == .httpError)
+        #expect(failed.pins == 0, "the corrupt file's pins do not count")
+        #expect(sandbox.cacheBytes("corrupt") == corrupt)
+        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Array(Data(repeating: 1, count: 32))) == .trusted,
+                "the reader lost its last good pins")
+        let warning = try #require(sandbox.log.warnings(store: "corrupt").first)
+        #expect(warning.metadata["file"] == sandbox.cacheFile("corrupt").path)
+
+        // A verified update publishes over it atomically; one copy was kept aside for inspection.
+        try server.route("corrupt", Lists.route(entries: [Lists.entry("api.example.com", 2)]))
+        #expect(await sandbox.updater().update(store).result == .ok)
         #expect(try sandbox.published("corrupt").list.pins.map(\.fingerprintBase64) == [Lists.fingerprint(2)])
-        let names = try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path)
-        #expect(names.contains { $0.hasPrefix("corrupt.json.corrupt-") })
-        #expect(sandbox.log.warnings(store: "corrupt").count == 1)
+        let copies = try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).filter { $0.hasPrefix("corrupt.json.corrupt-") }
+        #expect(copies.count == 1, "\(copies)")
+        #expect(try Data(contentsOf: sandbox.cache.appendingPathComponent(copies[0])) == corrupt)
+    }
+
+    @Test("a cache file of a newer format is never touched: the store fails, saying why, and nothing is fetched")
+    func newerFormatUntouched() async throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("newer", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        let newer = Data(#"{"fingerprints": {"v2": []}, "pinkeeper": {"format": 2, "store": "newer"}}"#.utf8)
+        try newer.write(to: sandbox.cacheFile("newer"))
+        let report = await sandbox.updater().update(try sandbox.store("newer", url: server.url("newer")))
+        #expect(report.result == .writeFailed)
+        #expect(report.reason?.contains("cache format 2, newer than this pinkeeper's 1") == true, "\(report.reason ?? "")")
+        #expect(report.reason?.contains("downgrade") == true)
+        #expect(sandbox.cacheBytes("newer") == newer)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path) == ["newer.json"])
+        #expect(server.requests("newer").isEmpty)
+        #expect(sandbox.savedState("newer").lastResult == .writeFailed)
     }
 
     @Test("temp files left by a dead writer are removed by the next update")

@@ -92,7 +92,7 @@ struct MetricsTests {
         #expect(families["pinkeeper_store_last_attempt_timestamp_seconds"]?.samples["store=\"beta\""] == 1_699_999_000)
 
         let health = try #require(families["pinkeeper_store_health"]).samples
-        #expect(health.count == 8)
+        #expect(health.count == 2 * StoreHealth.allCases.count)
         #expect(health["store=\"alpha\",health=\"fresh\""] == 1)
         #expect(health["store=\"beta\",health=\"empty\""] == 1)
         #expect(health.values.reduce(0, +) == 2)

@@ -140,6 +140,55 @@ struct StatusCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: world.cache.path) == ["alpha.json"])
     }
 
+    @Test("an unusable state file: health unknown (exit 1), never fresh; unknown values are null and named")
+    func unreadableState() throws {
+        let world = try ReaderWorld()
+        try world.configure([.init(id: "alpha"), .init(id: "beta")])
+        try world.publish("alpha", pins(2))
+        try world.publish("beta", pins(2))
+        try world.saveState("beta") { $0.lastResult = .ok; $0.lastAttempt = ReaderWorld.now - 60; $0.lastSuccess = ReaderWorld.now - 60 }
+        // Something that is not a state file where alpha's should be.
+        try FileManager.default.createDirectory(at: world.state.appendingPathComponent("alpha.state.json"),
+                                                withIntermediateDirectories: false)
+        let result = world.run("status", ["--json"])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        let json = try storeObjects(result)
+        let alpha = try #require(json["alpha"])
+        #expect(alpha["health"] as? String == "unknown")
+        #expect(alpha["pins"] as? Int == 2)
+        #expect(alpha["lastResult"] is NSNull)
+        #expect(alpha["consecutiveFailures"] is NSNull)
+        #expect(alpha["nextUpdate"] is NSNull)
+        let problems = try #require(alpha["problems"] as? [String])
+        #expect(problems.contains { $0.contains("result is unknown") && $0.contains("alpha.state.json") }, "\(problems)")
+        #expect(json["beta"]?["health"] as? String == "fresh")
+
+        let table = world.run("status", [])
+        #expect(table.status == 1)
+        #expect(table.stdout.contains("alpha  unknown"), "\(table.stdout)")
+        let metrics = world.run("status", ["--format", "prometheus"])
+        #expect(metrics.stdout.contains("pinkeeper_store_health{store=\"alpha\",health=\"unknown\"} 1"), "\(metrics.stdout)")
+        #expect(!metrics.stdout.contains("pinkeeper_store_consecutive_failures{store=\"alpha\"}"))
+    }
+
+    @Test("a user who may not read the 0700 state directory gets unknown and the reason, not fresh",
+          .enabled(if: getuid() == 0, "needs root to run status as another user"))
+    func stateDirectoryNotReadable() throws {
+        let world = try ReaderWorld()
+        try world.configure([.init(id: "alpha")])
+        try world.publish("alpha", pins(1))
+        try world.saveState("alpha") {
+            $0.lastResult = .invalidSignature; $0.lastAttempt = ReaderWorld.now - 30; $0.consecutiveFailures = 2
+        }
+        chmod(world.state.path, 0o700)
+        let result = ChildProcess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", TestEnvironment.binary,
+                                                           "status", "--config", world.config.path], timeout: 30)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("alpha  unknown"), "\(result.stdout)")
+        #expect(!result.stdout.contains("fresh"))
+        #expect(result.stdout.contains("Permission denied"), "\(result.stdout)")
+    }
+
     @Test("usage errors exit 64", arguments: [
         (["--json", "--format", "table"], Int32(64)),
         (["--format", "yaml"], Int32(64)),

@@ -66,10 +66,12 @@ enum Lists {
 }
 
 extension Sandbox {
-    /// Writes `pinkeeper.toml` for stores on the fixture server; returns its path.
+    /// Writes `pinkeeper.toml` for stores on the fixture server; returns its path. `extra` holds
+    /// top-level keys; `storeExtra` lines go into every store's table.
     @discardableResult
-    func writeConfig(_ stores: [(id: String, url: String, mode: String)], extra: String = "") throws -> String {
-        var text = "cache_directory = \"\(cache.path)\"\nstate_directory = \"\(state.path)\"\n\(extra)\n"
+    func writeConfig(_ stores: [(id: String, url: String, mode: String)], extra: String = "", storeExtra: String = "",
+                     cacheDirectory: String? = nil, stateDirectory: String? = nil) throws -> String {
+        var text = "cache_directory = \"\(cacheDirectory ?? cache.path)\"\nstate_directory = \"\(stateDirectory ?? state.path)\"\n\(extra)\n"
         for store in stores {
             text += """
             [stores.\(store.id)]
@@ -78,6 +80,7 @@ extension Sandbox {
             mode = "\(store.mode)"
             ca_file = "\(TestEnvironment.certificate("ca.pem"))"
             request_timeout = "10s"
+            \(storeExtra)
 
             """
         }

@@ -43,9 +43,11 @@ struct UpdateConcurrencyTests {
         let stores = try (1...count).map { index in
             StoreConfig(id: "s\(index)", url: "https://127.0.0.1:1/s\(index)", publicKeys: [try Vectors.keyA()], mode: .static)
         }
-        return Configuration(cacheDirectory: root.appendingPathComponent("cache").path,
-                             stateDirectory: root.appendingPathComponent("state").path,
-                             concurrency: concurrency, stores: stores, sources: [])
+        let configuration = Configuration(cacheDirectory: root.appendingPathComponent("cache").path,
+                                          stateDirectory: root.appendingPathComponent("state").path,
+                                          concurrency: concurrency, stores: stores, sources: [])
+        try DataDirectories.prepare(configuration)  // as `run` and `update` do: the store locks live there
+        return configuration
     }
 
     static func updater(_ configuration: Configuration, _ gauge: Gauge) -> StoreUpdater {

@@ -34,7 +34,8 @@ struct ListExchange {
         self.challenge = challenge
         self.isConditional = conditional
         self.request = HTTPRequest(url: store.url, headers: headers, caFile: store.caFile,
-                                   timeout: store.policy.requestTimeout, maxResponseSize: store.policy.maxResponseSize)
+                                   timeout: store.policy.requestTimeout, maxResponseSize: store.policy.maxResponseSize,
+                                   proxy: store.policy.proxy)
     }
 
     func verifiedList(from response: HTTPResponse, now: Int64) throws(UpdateFailure) -> PinList {

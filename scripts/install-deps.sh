@@ -3,7 +3,7 @@
 # Idempotent: installs only what is missing. Needs root (or sudo) when something is missing.
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libssl-dev libsystemd-dev pkg-config openssl python3 systemd jq "$@")
+packages=(libcurl4-openssl-dev libssl-dev libsystemd-dev pkg-config openssl python3 systemd jq tinyproxy "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

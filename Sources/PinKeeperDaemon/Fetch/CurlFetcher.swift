@@ -158,8 +158,8 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (thread-conf
         var connectStatus = 0
         _ = pk_curl_get_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
         let explained: String
-        if connectStatus == 407 {
-            explained = "the \(proxy) refused the CONNECT tunnel with HTTP 407: check the proxy's user name and password"
+        if connectStatus == 407 || connectStatus == 401 {  // 407 is standard; some proxies (tinyproxy) answer 401
+            explained = "the \(proxy) refused the CONNECT tunnel with HTTP \(connectStatus): check the proxy's user name and password"
         } else if connectStatus >= 300 {
             explained = "the \(proxy) refused the CONNECT tunnel with HTTP \(connectStatus)"
         } else if code == CURLE_COULDNT_RESOLVE_PROXY {

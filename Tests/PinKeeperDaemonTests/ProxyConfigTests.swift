@@ -61,7 +61,11 @@ struct ProxyConfigTests {
         #expect(ProxySetting.redact("alice:s3cret@proxy.example:3128") == "***@proxy.example:3128")
         #expect(ProxySetting.redact("http://proxy.example:3128") == "http://proxy.example:3128")
         #expect(ProxySetting.redact("http://proxy.example:3128/?u=a@b") == "http://proxy.example:3128/?u=a@b")
-        #expect(ProxySetting.http("http://alice:s3cret@proxy.example:3128").redacted == "http://***@proxy.example:3128")
+        let setting = ProxySetting.http("http://alice:s3cret@proxy.example:3128")
+        #expect(setting.redacted == "http://***@proxy.example:3128")
+        var policy = UpdatePolicy()
+        policy.proxy = setting
+        #expect(!"\(setting) \(String(reflecting: setting)) \(policy) \(String(reflecting: policy))".contains("s3cret"))
         let scrubbed = ProxySetting.http("http://alice:s3cret@p:1").scrub(
             "x alice:s3cret y bob:pw z", environment: ["https_proxy": "http://bob:pw@q:2"])
         #expect(scrubbed == "x *** y *** z")

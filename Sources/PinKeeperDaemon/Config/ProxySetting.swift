@@ -68,3 +68,9 @@ struct ProxyValueError: Error {
     let problem: String
     init(_ problem: String) { self.problem = problem }
 }
+
+/// Interpolating a setting (or a policy or store holding one) into a message must never leak a password.
+extension ProxySetting: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { redacted }
+    public var debugDescription: String { redacted }
+}

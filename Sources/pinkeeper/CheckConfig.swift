@@ -18,7 +18,9 @@ struct CheckConfig: ParsableCommand {
         print("concurrency: \(configuration.concurrency) stores updated at once")
         for store in configuration.stores {
             let keys = store.publicKeys.count == 1 ? "1 key" : "\(store.publicKeys.count) keys"
-            print("store \(store.id): \(store.mode.rawValue) \(store.url) (\(keys), every \(store.policy.periodicUpdateInterval)s)")
+            // Only the redacted form: check-config output ends up in tickets and chat.
+            let proxy = store.policy.proxy == .environment ? "" : ", proxy \(store.policy.proxy.redacted)"
+            print("store \(store.id): \(store.mode.rawValue) \(store.url) (\(keys), every \(store.policy.periodicUpdateInterval)s\(proxy))")
         }
         if configuration.stores.isEmpty { print("no stores configured (add [stores.ID] tables or files in stores.d/)") }
     }

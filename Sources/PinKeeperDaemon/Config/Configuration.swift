@@ -20,7 +20,7 @@ public struct Configuration: Sendable {
     public static let concurrencyRange = 1...64
 }
 
-/// Timing and size limits; `[defaults]` provides them and a store may override each one.
+/// Timing and size limits (and the proxy); `[defaults]` provides them and a store may override each one.
 public struct UpdatePolicy: Sendable, Equatable {
     public var periodicUpdateInterval: Int64 = 7 * 86_400
     public var expirationUpdateThreshold: Int64 = 14 * 86_400
@@ -28,6 +28,8 @@ public struct UpdatePolicy: Sendable, Equatable {
     public var maxResponseSize: Int = 1 << 20
     public var retryMin: Int64 = 30
     public var retryMax: Int64 = 3_600
+    /// Not a limit, but set in `[defaults]` and per store the same way.
+    public var proxy: ProxySetting = .environment
 
     public init() {}
 }

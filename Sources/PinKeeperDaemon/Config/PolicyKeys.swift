@@ -3,7 +3,7 @@ import TOMLKit
 /// The keys of `[defaults]`, which every store may also set for itself.
 enum PolicyKeys {
     static let all = ["periodic_update_interval", "expiration_update_threshold", "request_timeout",
-                      "max_response_size", "retry_min", "retry_max"]
+                      "max_response_size", "retry_min", "retry_max", "proxy"]
 
     static func apply(_ table: TOMLTable, to base: UpdatePolicy, file: String, store: String?) throws(ConfigError) -> UpdatePolicy {
         var policy = base
@@ -20,6 +20,7 @@ enum PolicyKeys {
                              expected: "a size such as \"512KiB\", \"1MiB\" or integer bytes") {
             policy.maxResponseSize = Int(v)
         }
+        if let v = try proxy(table, file: file, store: store) { policy.proxy = v }
         for (key, seconds) in [("periodic_update_interval", policy.periodicUpdateInterval),
                                ("request_timeout", policy.requestTimeout), ("retry_min", policy.retryMin)]
         where seconds <= 0 {
@@ -41,6 +42,15 @@ enum PolicyKeys {
             throw ConfigError(file: file, store: store, key: "retry_max", "must not be shorter than retry_min")
         }
         return policy
+    }
+
+    private static func proxy(_ table: TOMLTable, file: String, store: String?) throws(ConfigError) -> ProxySetting? {
+        guard let raw = table["proxy"] else { return nil }
+        guard let text = raw.string else { throw ConfigError(file: file, store: store, key: "proxy", "must be a string") }
+        switch ProxySetting.parse(text) {
+        case .success(let setting): return setting
+        case .failure(let error): throw ConfigError(file: file, store: store, key: "proxy", error.problem)
+        }
     }
 
     private static func value(_ table: TOMLTable, _ key: String, file: String, store: String?,

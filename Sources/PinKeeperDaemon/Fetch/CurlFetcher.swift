@@ -76,7 +76,7 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (thread-conf
         if tooLarge || code == CURLE_FILESIZE_EXCEEDED {
             return .failure(UpdateFailure(.invalidData, "response exceeds max_response_size (\(request.maxResponseSize) bytes)"))
         }
-        guard code == CURLE_OK else { return .failure(UpdateFailure(.networkError, describe(code))) }
+        guard code == CURLE_OK else { return .failure(UpdateFailure(.networkError, describe(code, easy))) }
         var status = 0
         _ = pk_curl_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
         return .success(HTTPResponse(status: status, headers: headers, body: body))
@@ -95,7 +95,7 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (thread-conf
             // Abort a drip-feeding server: under 64 bytes/s for 10 s (or the whole timeout if shorter).
             (CURLOPT_LOW_SPEED_LIMIT, 64), (CURLOPT_LOW_SPEED_TIME, Int(min(request.timeout, 10))),
             (CURLOPT_MAXFILESIZE_LARGE, request.maxResponseSize),
-        ]
+        ] + request.proxy.curlLongs
         for (option, value) in longs where pk_curl_set_long(easy, option, value) != CURLE_OK {
             return "libcurl refused option \(option.rawValue)"
         }
@@ -105,6 +105,9 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (thread-conf
             (CURLOPT_ACCEPT_ENCODING, "gzip"),
         ]
         if let caFile = request.caFile { strings.append((CURLOPT_CAINFO, caFile)) }
+        // PROTOCOLS_STR limits the URL's scheme, not the proxy's: an http:// proxy still
+        // carries only the https:// transfer, inside its CONNECT tunnel.
+        strings += request.proxy.curlStrings
         for (option, value) in strings where pk_curl_set_string(easy, option, value) != CURLE_OK {
             return "libcurl refused option \(option.rawValue) (is libcurl built with OpenSSL, HTTPS and zlib?)"
         }
@@ -143,6 +146,31 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (thread-conf
             if message.pointee.msg == CURLMSG_DONE { return message.pointee.data.result }
         }
         return cancelled.load(ordering: .sequentiallyConsistent) ? CURLE_ABORTED_BY_CALLBACK : CURLE_OK
+    }
+
+    /// The failure in words, naming the proxy (redacted) when one was in play; never its credentials.
+    private func describe(_ code: CURLcode, _ easy: UnsafeMutableRawPointer) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let message = describe(code)
+        guard let proxy = request.proxy.describedForFailure(environment: environment) else {
+            return request.proxy.scrub(message, environment: environment)
+        }
+        var connectStatus = 0
+        _ = pk_curl_get_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
+        let explained: String
+        if connectStatus == 407 || connectStatus == 401 {  // 407 is standard; some proxies (tinyproxy) answer 401
+            explained = "the \(proxy) refused the CONNECT tunnel with HTTP \(connectStatus): check the proxy's user name and password"
+        } else if connectStatus >= 300 {
+            explained = "the \(proxy) refused the CONNECT tunnel with HTTP \(connectStatus)"
+        } else if code == CURLE_COULDNT_RESOLVE_PROXY {
+            explained = "cannot resolve the \(proxy) (\(message))"
+        } else if code == CURLE_COULDNT_CONNECT, case .http = request.proxy {
+            // With a proxy configured, the proxy is the only host libcurl connects to.
+            explained = "cannot connect to the \(proxy) (\(message))"
+        } else {
+            explained = "\(message) (through the \(proxy))"
+        }
+        return request.proxy.scrub(explained, environment: environment)
     }
 
     private func describe(_ code: CURLcode) -> String {

@@ -10,9 +10,12 @@ public struct HTTPRequest: Sendable {
     /// Whole-transfer limit, seconds.
     public var timeout: Int64
     public var maxResponseSize: Int
+    public var proxy: ProxySetting
 
-    public init(url: String, headers: [String] = [], caFile: String? = nil, timeout: Int64 = 30, maxResponseSize: Int = 1 << 20) {
+    public init(url: String, headers: [String] = [], caFile: String? = nil, timeout: Int64 = 30, maxResponseSize: Int = 1 << 20,
+                proxy: ProxySetting = .environment) {
         self.url = url
+        self.proxy = proxy
         self.headers = headers
         self.caFile = caFile
         self.timeout = timeout

@@ -34,7 +34,8 @@ struct ListExchange {
         self.challenge = challenge
         self.isConditional = conditional
         self.request = HTTPRequest(url: store.url, headers: headers, caFile: store.caFile,
-                                   timeout: store.policy.requestTimeout, maxResponseSize: store.policy.maxResponseSize)
+                                   timeout: store.policy.requestTimeout, maxResponseSize: store.policy.maxResponseSize,
+                                   proxy: store.policy.proxy)
     }
 
     /// The parsed list and, in challenge mode, the configured key whose signature covered it.

@@ -265,6 +265,6 @@ check_info "after purge, user: $(in_container getent passwd pinkeeper || echo 'r
 
 # ------------------------------------------------------------------ done
 step "power off"
-cleanup
+_container_test_cleanup
 printf '\npackage-test: %d passed, %d failed\n' "$CHECKS_PASSED" "$CHECKS_FAILED"
 ((CHECKS_FAILED == 0))

@@ -139,13 +139,13 @@ struct Validate: ParsableCommand {
     /// One line per certificate: what an operator needs to write a list entry for it.
     private func printChain(_ chain: [Certificate]) {
         for (depth, certificate) in chain.enumerated() {
-            var line = "depth \(depth): \(certificate.subject.isEmpty ? "(empty subject)" : certificate.subject)"
+            var line = "depth \(depth): \(certificate.subject.isEmpty ? "(empty subject)" : LogText.escaped(certificate.subject))"
             line += "  sha256 \(certificate.fingerprintBase64)"
             if let notAfter = certificate.notAfter { line += "  expires \(notAfter) (\(Timestamp.iso(notAfter)))" }
             print(line)
         }
         if let leafName = chain.first?.commonName, leafName != name {
-            print("note: the leaf's common name is '\(leafName)'; pins are looked up under --name '\(name)'")
+            print("note: the leaf's common name is '\(LogText.escaped(leafName))'; pins are looked up under --name '\(name)'")
         }
     }
 

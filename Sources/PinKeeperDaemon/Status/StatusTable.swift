@@ -26,7 +26,7 @@ extension StatusReport {
         var notes = store.problems
         if let result = store.lastResult, result != .ok {
             let count = store.consecutiveFailures == 1 ? "1 failure" : "\(store.consecutiveFailures) consecutive failures"
-            notes.append("last attempt failed: \(result.rawValue)\(store.lastReason.map { ": \($0)" } ?? "") (\(count))")
+            notes.append("last attempt failed: \(result.rawValue)\(store.lastReason.map { ": \(LogText.escaped($0))" } ?? "") (\(count))")
         }
         if store.health == .stale, let success = store.lastSuccess {
             notes.append("last success \(ago(success)) is older than twice the periodic update interval")

@@ -13,7 +13,7 @@
 # with a reason; the script exits 1 if any check failed. systemd never runs on the host itself.
 #
 # Files: .build/systemd-test/ (logs/ kept after the run; root/ removed unless KEEP_ROOT=1).
-# Environment: DEBIAN_MIRROR (see make-rootfs.sh), KEEP_ROOT=1,
+# Environment: DEBIAN_MIRROR and PINKEEPER_ROOTFS_DIR (see make-rootfs.sh), KEEP_ROOT=1,
 #   SYSTEMD_TEST_OMIT=unit|binary|sysusers  leave that file out, to see the checks fail.
 set -uo pipefail
 
@@ -50,7 +50,7 @@ mkdir -p "$logs"
 # ------------------------------------------------------------------ 1. a clean root
 step "host tools and the cached Debian 12 root"
 scripts/install-container-deps.sh || die "could not install the host tools"
-scripts/make-rootfs.sh --copy "$root" >/dev/null || die "no root (see .build/rootfs/*.debootstrap.log)"
+scripts/make-rootfs.sh --copy "$root" >/dev/null || die "no root (make-rootfs.sh says why above)"
 
 # ------------------------------------------------------------------ 2. fixture service
 step "fixture pinning service on the host's loopback"

@@ -7,11 +7,13 @@
 # it (cp --reflink=auto) into a scratch root of its own, so each run starts clean and the
 # debootstrap (a few minutes) happens once per machine.
 #
-# The pristine root is .build/rootfs/NAME (default: bookworm; PINKEEPER_ROOTFS_DIR=DIR puts it
-# in DIR/NAME instead, e.g. to share it between clones on one machine). It is built in a temporary
-# folder beside it, which gets a marker file last and is then renamed into place: a root
-# without the marker (an interrupted run) is never used. The marker records the recipe
-# (suite, variant, packages); a root made with another recipe is rebuilt.
+# The pristine root is DIR/NAME (NAME default: bookworm), DIR being $PINKEEPER_ROOTFS_DIR or else
+# /var/cache/pinkeeper-test/rootfs: one per machine, outside every clone, so that a fresh clone
+# (CI) reuses the root an earlier run made instead of running debootstrap again, and `make
+# clean` keeps it. It is built in a temporary folder beside it, which gets a marker file last
+# and is then renamed into place: a root without the marker (an interrupted run) is never
+# used. The marker records the recipe (suite, variant, packages); a root made with another
+# recipe is rebuilt.
 #
 # The Debian mirror is the first `deb` source for bookworm in this machine's apt configuration
 # (/etc/apt/sources.list, /etc/apt/sources.list.d/*.list and *.sources), or DEBIAN_MIRROR.
@@ -49,7 +51,8 @@ name=${1:-$suite}
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (debootstrap, and files owned by other users in the root)"
 
-base=${PINKEEPER_ROOTFS_DIR:-$top/.build/rootfs}
+base=${PINKEEPER_ROOTFS_DIR:-/var/cache/pinkeeper-test/rootfs}
+[[ $base == /* ]] || base=$top/$base  # a relative DIR is taken from the repository root
 root=$base/$name
 mkdir -p "$base"
 

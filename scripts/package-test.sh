@@ -55,7 +55,7 @@ one_line() { tr '\n' ' ' <"$1" | sed 's/  */ /g; s/ $//'; }
 # ------------------------------------------------------------------ 1. a clean root
 step "host tools and a fresh copy of the cached Debian 12 root"
 scripts/install-container-deps.sh || die "could not install the host tools"
-scripts/make-rootfs.sh --copy "$root" >/dev/null || die "no root (see .build/rootfs/*.debootstrap.log)"
+scripts/make-rootfs.sh --copy "$root" >/dev/null || die "no root (make-rootfs.sh says why above)"
 check_info "package $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version) ($(basename "$deb")); Depends: $(dpkg-deb -f "$deb" Depends)"
 
 # ------------------------------------------------------------------ 2. install, systemd not running
@@ -265,6 +265,6 @@ check_info "after purge, user: $(in_container getent passwd pinkeeper || echo 'r
 
 # ------------------------------------------------------------------ done
 step "power off"
-cleanup
+_container_test_cleanup
 printf '\npackage-test: %d passed, %d failed\n' "$CHECKS_PASSED" "$CHECKS_FAILED"
 ((CHECKS_FAILED == 0))

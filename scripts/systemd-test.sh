@@ -7,12 +7,13 @@
 # the host's loopback (the container shares the host's network), and proves with the real
 # manager: start returns only after READY; StatusText; the sandbox lets the daemon fetch and
 # publish a cache file other users can read; reload; the watchdog restarts a SIGSTOPped daemon;
-# journal entries carry the documented fields; systemd-analyze security rates the loaded unit
+# journal entries carry the documented fields, and a hostile entry name is logged escaped;
+# systemd-analyze security rates the loaded unit
 # at most 1.5; stop is clean. Each check prints PASS or FAIL
 # with a reason; the script exits 1 if any check failed. systemd never runs on the host itself.
 #
 # Files: .build/systemd-test/ (logs/ kept after the run; root/ removed unless KEEP_ROOT=1).
-# Environment: DEBIAN_MIRROR (see make-rootfs.sh), KEEP_ROOT=1,
+# Environment: DEBIAN_MIRROR and PINKEEPER_ROOTFS_DIR (see make-rootfs.sh), KEEP_ROOT=1,
 #   SYSTEMD_TEST_OMIT=unit|binary|sysusers  leave that file out, to see the checks fail.
 set -uo pipefail
 
@@ -49,7 +50,7 @@ mkdir -p "$logs"
 # ------------------------------------------------------------------ 1. a clean root
 step "host tools and the cached Debian 12 root"
 scripts/install-container-deps.sh || die "could not install the host tools"
-scripts/make-rootfs.sh --copy "$root" >/dev/null || die "no root (see .build/rootfs/*.debootstrap.log)"
+scripts/make-rootfs.sh --copy "$root" >/dev/null || die "no root (make-rootfs.sh says why above)"
 
 # ------------------------------------------------------------------ 2. fixture service
 step "fixture pinning service on the host's loopback"
@@ -255,6 +256,57 @@ else
     check_fail journal "${verdict:-could not read the journal}"
 fi
 
+# ------------------------------------------------------------------ 11b. a hostile entry name
+step "a static list whose unsigned entry has a hostile name, added by a reload"
+# The name reaches the failure reason; in the journal it must be escaped text, never a second
+# line, a NUL or an escape sequence (docs/journal.md).
+hostile=fixture-hostile
+python3 - "$FIXTURE_ROUTES/hostile.json" "$FIXTURE_CA/signing.key" <<'PY'
+import base64, json, os, sys, time
+path, key = sys.argv[1], sys.argv[2]
+entry = {"name": "evil\nINFO: forged\u0000x\u001b[2J", "fingerprint": base64.b64encode(bytes([7]) * 32).decode(),
+         "expires": int(time.time()) + 200 * 86400, "signature": ""}
+with open(path + ".tmp", "w") as f:
+    json.dump({"mode": "static", "signing_key": key, "fingerprints": [entry]}, f)
+os.replace(path + ".tmp", path)
+PY
+fixture_store_toml "$hostile" hostile static /etc/pinkeeper/test-ca.pem >"$root/etc/pinkeeper/stores.d/$hostile.toml"
+in_container systemctl reload pinkeeper >"$logs/reload-hostile.log" 2>&1
+for ((i = 0; i < 100; i++)); do  # the added store is fetched at once, and fails
+    in_container journalctl -u pinkeeper "PINKEEPER_STORE=$hostile" -o json --no-pager >"$logs/journal-$hostile.json" 2>&1
+    grep -q 41ed2e1a9bbd459d99ebcaea1209e405 "$logs/journal-$hostile.json" && break
+    sleep 0.1
+done
+in_container journalctl -u pinkeeper -o json --no-pager >"$logs/journal-all.json" 2>&1
+if verdict=$(python3 - "$logs/journal-$hostile.json" "$logs/journal-all.json" <<'PY'
+import json, sys
+def entries(path):
+    return [json.loads(l) for l in open(path) if l.strip().startswith("{")]
+escaped = r"'evil\nINFO: forged\u{0}x\u{1b}[2J'"
+def control(v):
+    return not isinstance(v, str) or any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in v)
+mine = entries(sys.argv[1])
+failed = [e for e in mine if e.get("MESSAGE_ID") == "41ed2e1a9bbd459d99ebcaea1209e405"]
+if not failed:
+    print(f"{len(mine)} entries for the store, none with the update-failed MESSAGE_ID"); sys.exit(1)
+e = failed[0]
+for field in ("PINKEEPER_REASON", "MESSAGE"):
+    if not isinstance(e.get(field), str) or escaped not in e[field]:
+        print(f"{field}={e.get(field)!r} does not hold the escaped name {escaped}"); sys.exit(1)
+raw = [f"{k}={v!r}" for x in mine for k, v in x.items() if k.startswith(("MESSAGE", "PINKEEPER_", "CODE_")) and control(v)]
+if raw:
+    print("fields with control characters or bytes: " + ", ".join(raw)); sys.exit(1)
+forged = [x.get("MESSAGE") for x in entries(sys.argv[2]) if "forged" in str(x.get("MESSAGE")) and escaped not in str(x.get("MESSAGE"))]
+if forged:
+    print(f"entries that look forged: {forged!r}"); sys.exit(1)
+print(f"PINKEEPER_REASON={e['PINKEEPER_REASON']}")
+PY
+); then
+    check_pass journal-escaping "$verdict"
+else
+    check_fail journal-escaping "${verdict:-could not read the journal}"
+fi
+
 # ------------------------------------------------------------------ 12. systemd-analyze security
 step "systemd-analyze security pinkeeper"
 # The same rating as the offline check in make test, but of the unit as the manager loaded it.
@@ -282,6 +334,6 @@ fi
 
 # ------------------------------------------------------------------ done
 step "power off"
-cleanup
+_container_test_cleanup
 printf '\nsystemd-test: %d passed, %d failed\n' "$CHECKS_PASSED" "$CHECKS_FAILED"
 ((CHECKS_FAILED == 0))

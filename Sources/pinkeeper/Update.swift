@@ -31,7 +31,7 @@ struct Update: AsyncParsableCommand {
                                             updater: makeUpdater(configuration, logger: logger))
         for line in lines {
             var text = "\(line.store) \(line.result) pins=\(line.pins) next=\(Timestamp.iso(line.nextUpdate))"
-            if let reason = line.reason { text += " reason=\"\(reason)\"" }
+            if let reason = line.reason { text += " reason=\(LogText.quoted(reason))" }  // server text: one line
             print(text)
         }
         if lines.contains(where: \.failed) { throw ExitCode(1) }

@@ -163,12 +163,12 @@ struct Validate: ParsableCommand {
             print(line)
         }
         if let leafName = chain.first?.commonName, leafName != name {
-            print("note: the leaf's common name is '\(leafName)'; pins are looked up under --name '\(name)'")
+            print("note: the leaf's common name is '\(LogText.escaped(leafName))'; pins are looked up under --name '\(name)'")
         }
     }
 
     private func describe(_ certificate: Certificate) -> String {
-        "\(certificate.subject.isEmpty ? "(empty subject)" : certificate.subject)  sha256 \(certificate.fingerprintBase64)"
+        "\(certificate.subject.isEmpty ? "(empty subject)" : LogText.escaped(certificate.subject))  sha256 \(certificate.fingerprintBase64)"
     }
 
     private func report(_ verdict: Verdict, reader: CacheReader) -> Never {

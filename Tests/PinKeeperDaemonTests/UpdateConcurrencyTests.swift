@@ -25,7 +25,7 @@ struct UpdateConcurrencyTests {
         let gauge: Gauge
         func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse {
             await gauge.enter()
-            try? await Task.sleep(for: .milliseconds(300))
+            try? await Task.sleep(for: .seconds(1))  // long enough for every allowed start, even on a loaded machine
             await gauge.leave()
             throw UpdateFailure(.networkError, "counted, not fetched")
         }

@@ -20,21 +20,21 @@ public struct ConsoleLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        let line = "\(event.level): " + Self.render(message: "\(event.message)", metadata: merged) + "\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        FileHandle.standardError.write(Data(Self.line(level: event.level, message: "\(event.message)", metadata: merged).utf8))
+    }
+
+    /// The whole line written for one event, newline included.
+    static func line(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
+        "\(level): " + render(message: message, metadata: metadata) + "\n"
     }
 
     /// `message key=value …` with sorted keys; the event name is for MESSAGE_ID, not for people.
+    /// Everything goes through LogText, so the result is one line whatever the values hold.
     static func render(message: String, metadata: Logger.Metadata) -> String {
-        var line = message
+        var line = LogText.escaped(message)
         for key in metadata.keys.sorted() where key != LogEventID.metadataKey {
-            line += " \(key)=\(quoted("\(metadata[key]!)"))"
+            line += " \(LogText.escaped(key))=\(LogText.quoted("\(metadata[key]!)"))"
         }
         return line
-    }
-
-    static func quoted(_ value: String) -> String {
-        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 }

@@ -23,7 +23,8 @@ public enum LogEventID: String, Sendable, CaseIterable {
     public static let metadataKey = "event"
 }
 
-/// One native journal entry: `FIELD=value` pairs built from a swift-log event.
+/// One native journal entry: `FIELD=value` pairs built from a swift-log event. Values are
+/// escaped like the console line (LogText), so `journalctl` shows what the console would.
 public struct JournalEntry: Equatable, Sendable {
     public var fields: [(String, String)]
 
@@ -33,18 +34,20 @@ public struct JournalEntry: Equatable, Sendable {
 
     public subscript(field: String) -> String? { fields.first { $0.0 == field }?.1 }
 
+    init(fields: [(String, String)]) { self.fields = fields }
+
     public init(level: Logger.Level, message: String, metadata: Logger.Metadata, file: String, function: String, line: UInt) {
         var fields: [(String, String)] = [
             ("MESSAGE", ConsoleLogHandler.render(message: message, metadata: metadata)),
             ("PRIORITY", String(Self.priority(level))),
             ("SYSLOG_IDENTIFIER", "pinkeeper"),
-            ("CODE_FILE", file), ("CODE_LINE", String(line)), ("CODE_FUNC", function),
+            ("CODE_FILE", LogText.escaped(file)), ("CODE_LINE", String(line)), ("CODE_FUNC", LogText.escaped(function)),
         ]
         if case .string(let event)? = metadata[LogEventID.metadataKey], let id = LogEventID(rawValue: event) {
             fields.append(("MESSAGE_ID", id.messageID))
         }
         for key in metadata.keys.sorted() where key != LogEventID.metadataKey {
-            fields.append((Self.fieldName(key), "\(metadata[key]!)"))
+            fields.append((Self.fieldName(key), LogText.escaped("\(metadata[key]!)")))
         }
         self.fields = fields
     }

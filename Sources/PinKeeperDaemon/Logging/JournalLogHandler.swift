@@ -24,14 +24,23 @@ public struct JournalLogHandler: LogHandler {
     }
 
     static func send(_ entry: JournalEntry) {
-        let lines = entry.fields.map { "\($0.0)=\($0.1)" }
-        // Each iovec points into a C copy of its field that lives until sendv returns.
-        let buffers = lines.map { strdup($0) }
-        defer { buffers.forEach { free($0) } }
-        var vectors = zip(buffers, lines).map { buffer, line in
-            iovec(iov_base: UnsafeMutableRawPointer(buffer), iov_len: line.utf8.count)
+        _ = withFieldVectors(entry) { sd_journal_sendv($0, $1) }
+    }
+
+    /// Calls `body` with one iovec per field, each covering exactly the UTF-8 bytes of
+    /// `NAME=value`. libsystemd reads `iov_len` bytes and no terminator, so the buffer must hold
+    /// every byte of the value, a NUL included (a C-string copy would stop there and let
+    /// libsystemd read past it). Separated from the send so tests can read the bytes back.
+    static func withFieldVectors<R>(_ entry: JournalEntry, _ body: (UnsafePointer<iovec>, Int32) -> R) -> R {
+        let buffers = entry.fields.map { name, value in
+            let bytes = Array("\(name)=\(value)".utf8)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+            buffer.copyBytes(from: bytes)
+            return buffer
         }
-        _ = sd_journal_sendv(&vectors, Int32(vectors.count))
+        defer { buffers.forEach { $0.deallocate() } }
+        let vectors = buffers.map { iovec(iov_base: $0.baseAddress, iov_len: $0.count) }
+        return vectors.withUnsafeBufferPointer { body($0.baseAddress!, Int32($0.count)) }
     }
 
     /// True when stderr is connected to the journal: `$JOURNAL_STREAM` names stderr's device

@@ -28,7 +28,7 @@ extension StatusReport {
         if let result = store.lastResult, result != .ok {
             let failures = store.consecutiveFailures ?? 0
             let count = failures == 1 ? "1 failure" : "\(failures) consecutive failures"
-            notes.append("last attempt failed: \(result.rawValue)\(store.lastReason.map { ": \($0)" } ?? "") (\(count))")
+            notes.append("last attempt failed: \(result.rawValue)\(store.lastReason.map { ": \(LogText.escaped($0))" } ?? "") (\(count))")
         }
         if store.health == .stale, let success = store.lastSuccess {
             notes.append("last success \(ago(success)) is older than twice the periodic update interval")

@@ -54,7 +54,7 @@ package-test: deb
 	scripts/package-test.sh
 
 clean:
-	rm -rf .build demo/run
+	rm -rf .build
 
 include packaging/packaging.mk
 include readers/java/java.mk

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: a local demo pinning service on loopback and the daemon in the foreground.
 #
-# Everything lives in demo/run/ of this checkout (git-ignored), recreated on every run except
-# demo/run/ca/ (test CA, TLS server certificate, list-signing keys), which is reused while valid.
+# Everything lives in .build/demo/ of this checkout (git-ignored), recreated on every run except
+# .build/demo/ca/ (test CA, TLS server certificate, list-signing keys), which is reused while valid.
 # The fixture service is Tests/Fixtures/pinserver.py (see Tests/Fixtures/README.md); it serves
 #   store "demo"        challenge mode, like Mobile Utility Server  /app/init?appName=demo
 #   store "demo-static" static list signed per entry, with ETag     /demo-static
@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd -P)
 bin=$root/.build/debug/pinkeeper
-run=$root/demo/run
+run=$root/.build/demo
 ca=$run/ca
 routes=$run/routes
 config=$run/pinkeeper.toml

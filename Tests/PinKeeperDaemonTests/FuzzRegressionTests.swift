@@ -4,12 +4,12 @@ import PinKeeper
 import Testing
 @testable import PinKeeperDaemon
 
-/// Every input the fuzzer (Fuzz/) crashed on, kept in Fuzz/crashers/, replayed through the
+/// Every input the fuzzer (Tests/Fuzz/) crashed on, kept in Tests/Fuzz/crashers/, replayed through the
 /// daemon's normal path: StoreUpdater with the input as the server's response, or
 /// CacheDirectory.load with it as the published file. A crasher must end as an ordinary update
 /// result (the daemon goes on), never as a trap. Each replay runs in a child process (an exit
 /// test), so a crash that comes back fails this test instead of killing the whole test run.
-@Suite("Fuzzer findings replayed (Fuzz/crashers)")
+@Suite("Fuzzer findings replayed (Tests/Fuzz/crashers)")
 struct FuzzRegressionTests {
     @Test("the committed crashers exist")
     func crashersExist() {
@@ -25,7 +25,7 @@ struct FuzzRegressionTests {
         }
     }
 
-    /// Fuzz/crashers/retry-after-non-ascii: `429` with `Retry-After: W\u{05B1}` made Foundation's
+    /// Tests/Fuzz/crashers/retry-after-non-ascii: `429` with `Retry-After: W\u{05B1}` made Foundation's
     /// DateFormatter trap ("Incorrect range CFRange") inside HTTPResponse.retryAfter.
     @Test("a non-ASCII Retry-After is no date and no crash")
     func retryAfterNonASCII() async {
@@ -54,10 +54,10 @@ struct FuzzRegressionTests {
     }
 }
 
-/// Reads a crasher the way Fuzz/FuzzTarget.swift does (selector byte, newline-separated parts)
+/// Reads a crasher the way Tests/Fuzz/FuzzTarget.swift does (selector byte, newline-separated parts)
 /// and feeds it to the product's own entry points.
 enum FuzzReplay {
-    static var directory: URL { TestEnvironment.packageRoot.appendingPathComponent("Fuzz/crashers") }
+    static var directory: URL { TestEnvironment.packageRoot.appendingPathComponent("Tests/Fuzz/crashers") }
 
     static func crashers() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []

@@ -9,8 +9,8 @@ import Testing
 @Suite("Cache contract: JSON Schema and the example readers")
 struct CacheContractTests {
     static let schema = TestEnvironment.packageRoot.appendingPathComponent("docs/cache.schema.json").path
-    static let python = TestEnvironment.packageRoot.appendingPathComponent("examples/python/validate.py").path
-    static let shell = TestEnvironment.packageRoot.appendingPathComponent("examples/shell/validate.sh").path
+    static let python = TestEnvironment.packageRoot.appendingPathComponent("docs/examples/python/validate.py").path
+    static let shell = TestEnvironment.packageRoot.appendingPathComponent("docs/examples/shell/validate.sh").path
 
     /// Three stores updated by the real updater: challenge mode with depth and a short-lived pin,
     /// challenge mode with domainsConfig, and a static list with per-entry signatures; plus a

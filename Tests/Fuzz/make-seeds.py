@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes the committed seed corpus Fuzz/corpus/ from Tests/Fixtures/vectors (or $VECTORS).
+"""Writes the committed seed corpus Tests/Fuzz/corpus/ from Tests/Fixtures/vectors (or $VECTORS).
 Each seed is one selector byte (see FuzzTarget.swift) followed by the payload. Re-running it
 rewrites the same files; the corpus is committed, so the fuzzer needs neither this script nor
 the vectors."""
 import base64, json, os, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-vectors = os.environ.get("VECTORS", os.path.join(here, "..", "Tests", "Fixtures", "vectors"))
+vectors = os.environ.get("VECTORS", os.path.join(here, "..", "Fixtures", "vectors"))
 out = os.path.join(here, "corpus")
 os.makedirs(out, exist_ok=True)
 

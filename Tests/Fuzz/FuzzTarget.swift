@@ -1,4 +1,4 @@
-// libFuzzer entry point for pinkeeper's untrusted-input surface. Built by Fuzz/run.sh together
+// libFuzzer entry point for pinkeeper's untrusted-input surface. Built by Tests/Fuzz/run.sh together
 // with the product sources themselves (not copies): the list parser and cache-file reader of the
 // PinKeeper module, and the daemon's envelope checks (ListExchange), signature verification
 // (SignatureVerifier/PublicKey over real libcrypto), Retry-After parsing and PinMerger.
@@ -104,7 +104,7 @@ private func fuzzEnvelope(_ payload: Data) {
     let p = split(payload, parts: 5)
     let status = Int(text(p[0]).prefix(4)) ?? 200
     var retryAfter = text(p[3])
-    // Fuzz/crashers/retry-after-non-ascii: Foundation's DateFormatter trapped on some non-ASCII
+    // Tests/Fuzz/crashers/retry-after-non-ascii: Foundation's DateFormatter trapped on some non-ASCII
     // Retry-After values. To fuzz a tree that still has that bug, FUZZ_SKIP_KNOWN=1 keeps such
     // values out so the rest of the envelope is still explored.
     if skipKnown && !retryAfter.utf8.allSatisfy({ $0 < 0x80 }) { retryAfter = "" }

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Usage: Fuzz/run.sh [SECONDS] [extra libFuzzer flags...]
+# Usage: Tests/Fuzz/run.sh [SECONDS] [extra libFuzzer flags...]
 # Builds the libFuzzer target (swiftc -sanitize=fuzzer,address) from the product sources
 # themselves and runs it for SECONDS (default 600) on all cores but one... or one job when the
-# machine has two. New inputs go to .build/fuzz/corpus (the committed seeds in Fuzz/corpus are
-# only read); a crash is written to Fuzz/crashers/ and the run stops.
-#   FUZZ_BUILD_ONLY=1 Fuzz/run.sh    build only
-#   Fuzz/run.sh 0 Fuzz/crashers/X    replay one input (any path argument replays instead of fuzzing)
+# machine has two. New inputs go to .build/fuzz/corpus (the committed seeds in Tests/Fuzz/corpus are
+# only read); a crash is written to Tests/Fuzz/crashers/ and the run stops.
+#   FUZZ_BUILD_ONLY=1 Tests/Fuzz/run.sh    build only
+#   Tests/Fuzz/run.sh 0 Tests/Fuzz/crashers/X    replay one input (any path argument replays instead of fuzzing)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds=${1:-600}
 shift || true
 
 out=.build/fuzz
-mkdir -p "$out/corpus" Fuzz/crashers
+mkdir -p "$out/corpus" Tests/Fuzz/crashers
 flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld=lld -I Sources/CLibcrypto)
 
 # The reader library's parsing half: the module the daemon imports as PinKeeper.
@@ -24,6 +24,7 @@ daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/C
         Sources/PinKeeperDaemon/Update/ListExchange.swift Sources/PinKeeperDaemon/Update/PinMerger.swift
         Sources/PinKeeperDaemon/Update/UpdateResult.swift Sources/PinKeeperDaemon/Update/Environment.swift
         Sources/PinKeeperDaemon/Fetch/HTTPRequest.swift Sources/PinKeeperDaemon/Config/Configuration.swift
+        Sources/PinKeeperDaemon/Config/ProxySetting.swift
         Sources/PinKeeperDaemon/Publish/StoreState.swift Sources/PinKeeperDaemon/Publish/AtomicWriter.swift
         Sources/PinKeeperDaemon/Publish/FileSystem.swift Sources/PinKeeperDaemon/Publish/CacheDirectory.swift
         Sources/PinKeeperDaemon/Publish/FileMemo.swift)
@@ -35,11 +36,11 @@ newer() { # true when $1 is missing or older than any later argument
     return 1
 }
 
-if newer "$out/pinkeeper-fuzz" "${reader[@]}" "${daemon[@]}" Fuzz/FuzzTarget.swift Fuzz/run.sh; then
+if newer "$out/pinkeeper-fuzz" "${reader[@]}" "${daemon[@]}" Tests/Fuzz/FuzzTarget.swift Tests/Fuzz/run.sh; then
     echo "fuzz: building $out/pinkeeper-fuzz" >&2
     swiftc "${flags[@]}" -module-name PinKeeper -wmo -emit-module -emit-module-path "$out/PinKeeper.swiftmodule" \
         -c "${reader[@]}" -o "$out/PinKeeper.o"
-    swiftc "${flags[@]}" -module-name PinKeeperDaemon -I "$out" "${daemon[@]}" Fuzz/FuzzTarget.swift \
+    swiftc "${flags[@]}" -module-name PinKeeperDaemon -I "$out" "${daemon[@]}" Tests/Fuzz/FuzzTarget.swift \
         "$out/PinKeeper.o" -lcrypto -o "$out/pinkeeper-fuzz"
 fi
 [[ ${FUZZ_BUILD_ONLY:-0} == 1 ]] && exit 0
@@ -52,5 +53,5 @@ fi
 # The Swift runtime and Foundation keep process-lifetime caches that LeakSanitizer reports at
 # exit; leaks are not what this target looks for (ASan still catches every memory error).
 exec "$out/pinkeeper-fuzz" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
-    -detect_leaks=0 -print_final_stats=1 -artifact_prefix=Fuzz/crashers/ -dict=Fuzz/pinkeeper.dict \
-    "$@" "$out/corpus" Fuzz/corpus
+    -detect_leaks=0 -print_final_stats=1 -artifact_prefix=Tests/Fuzz/crashers/ -dict=Tests/Fuzz/pinkeeper.dict \
+    "$@" "$out/corpus" Tests/Fuzz/corpus

@@ -1,50 +1,73 @@
 import CLibssl
+import Foundation
 import Glibc
 import PinKeeper
+import Synchronization
 
 /// What one TLS handshake showed: whether OpenSSL's normal verification (a path to a trusted
 /// root, and the host name) accepted the server, the chain it verified, and what the server sent.
-struct TLSHandshake {
+public struct TLSHandshake: Sendable {
     /// DER certificates of the path OpenSSL built and verified, leaf first, ending with the
     /// trust anchor: index = depth. Empty unless verification succeeded. Only this chain may be
     /// compared with pins: the server may send any extra certificate, which path building ignores.
-    var verifiedChain: [[UInt8]]
+    public var verifiedChain: [[UInt8]]
     /// DER certificates in the order the server sent them; shown when verification failed.
-    var presentedChain: [[UInt8]]
+    public var presentedChain: [[UInt8]]
     /// OpenSSL's reason when the chain or the host name did not verify; nil when both did.
-    var verificationFailure: String?
+    public var verificationFailure: String?
     /// The address the connection reached, e.g. `127.0.0.1:8443`.
-    var peer: String
-    var protocolVersion: String
-    var cipher: String
+    public var peer: String
+    public var protocolVersion: String
+    public var cipher: String
 }
 
-struct TLSConnectError: Error, CustomStringConvertible {
-    enum Kind {
+public struct TLSConnectError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: Sendable {
         /// The host name did not resolve (EX_NOHOST).
         case unknownHost
         /// No TCP connection, a timeout, or a handshake that did not complete (EX_UNAVAILABLE).
         case unavailable
-        /// The configured CA file holds no usable certificate (EX_CONFIG).
+        /// The CA file holds no usable certificate (EX_CONFIG).
         case caFile
         /// An OpenSSL object or the socket could not be set up (EX_SOFTWARE).
         case setup
+        /// `TLSConnect.Cancellation.cancel()` was called (the daemon is stopping).
+        case cancelled
     }
 
-    var kind: Kind
-    var description: String
+    public var kind: Kind
+    public var description: String
 }
 
-/// `pinkeeper validate --connect`: a real TLS handshake with OpenSSL's libssl.
-enum TLSConnect {
+/// A real TLS handshake with OpenSSL's libssl, for `pinkeeper validate --connect` and the
+/// daemon's probes. It never sends application data, and every wait is bounded: sockets are
+/// non-blocking and each wait polls against one deadline, so a server that accepts and then
+/// stalls or drips bytes costs at most `timeoutSeconds`.
+public enum TLSConnect {
+    /// The longest certificate list accepted from a server (OpenSSL's default is 100 KiB): real
+    /// chains are a few KiB; a hostile server must not make us buffer and parse more.
+    public static let maxCertificateListBytes = 64 << 10
+    /// The longest path verification may build (OpenSSL's default is 100).
+    public static let maxChainDepth: Int32 = 10
+    /// Connecting gets at most this long, like the connect timeout of list fetches.
+    static let connectTimeoutMilliseconds: Int64 = 10_000
+
+    /// Set from any thread to stop a handshake at its next wake-up (at most 200 ms later).
+    public final class Cancellation: Sendable {
+        private let flag = Atomic<Bool>(false)
+        public init() {}
+        public func cancel() { flag.store(true, ordering: .sequentiallyConsistent) }
+        public var isCancelled: Bool { flag.load(ordering: .sequentiallyConsistent) }
+    }
+
     /// Connects to `host:port`, sends `serverName` as SNI (unless it is an IP address) and
     /// verifies the chain for it against `caFile` alone when given (it replaces the default
     /// trust, as for list fetches), else against OpenSSL's default trust (which honours
     /// `SSL_CERT_FILE` and `SSL_CERT_DIR`). Verification runs in full but does not abort the
-    /// handshake, so that the presented chain can be shown even when it is not trusted; no
-    /// application data is ever sent.
-    static func handshake(host: String, port: UInt16, serverName: String, caFile: String?,
-                          timeoutSeconds: Int) throws(TLSConnectError) -> TLSHandshake {
+    /// handshake, so that the presented chain can be shown even when it is not trusted.
+    /// Blocks the calling thread (name resolution cannot be interrupted); see the async variant.
+    public static func handshake(host: String, port: UInt16, serverName: String, caFile: String?,
+                                 timeoutSeconds: Int, cancellation: Cancellation? = nil) throws(TLSConnectError) -> TLSHandshake {
         // A peer that closes first must not kill the process with SIGPIPE during the shutdown.
         signal(SIGPIPE, SIG_IGN)
         ERR_clear_error()
@@ -53,21 +76,25 @@ enum TLSConnect {
         guard pinkeeper_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
             throw setupError("SSL_CTX_set_min_proto_version")
         }
+        _ = pinkeeper_SSL_CTX_set_max_cert_list(context, maxCertificateListBytes)
+        SSL_CTX_set_verify_depth(context, maxChainDepth)
         if let caFile {
             guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
-                throw TLSConnectError(kind: .caFile, description: "the store's ca_file \(caFile) holds no usable CA certificate\(drainErrors())")
+                throw TLSConnectError(kind: .caFile, description: "the CA file \(caFile) holds no usable CA certificate\(drainErrors())")
             }
         } else {
             guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw setupError("SSL_CTX_set_default_verify_paths") }
         }
         SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)  // verified below, after the chain is in hand
 
-        // The trust store is settled before the network is touched: a bad ca_file is reported
+        // The trust store is settled before the network is touched: a bad CA file is reported
         // as such whether or not the host answers.
-        let deadline = monotonicMilliseconds() + Int64(timeoutSeconds) * 1_000
-        let (fd, peer) = try connectTCP(host: host, port: port, deadline: deadline)
+        let start = monotonicMilliseconds()
+        let deadline = start + Int64(timeoutSeconds) * 1_000
+        let wait = Waiter(deadline: deadline, cancellation: cancellation, timeoutSeconds: timeoutSeconds)
+        let (fd, peer) = try connectTCP(host: host, port: port,
+                                        waiter: wait.until(min(deadline, start + connectTimeoutMilliseconds)))
         defer { close(fd) }
-        try setBlocking(fd, deadline: deadline)
 
         guard let ssl = SSL_new(context) else { throw setupError("SSL_new") }
         defer { SSL_free(ssl) }
@@ -83,14 +110,23 @@ enum TLSConnect {
             guard SSL_set1_host(ssl, serverName) == 1 else { throw setupError("SSL_set1_host") }
         }
 
-        let result = SSL_connect(ssl)
-        guard result == 1 else {
+        while true {
+            ERR_clear_error()
+            let result = SSL_connect(ssl)
+            if result == 1 { break }
             let socketError = errno
-            // A receive timeout surfaces as EAGAIN, or only as the deadline having passed.
-            let timedOut = socketError == EAGAIN || socketError == EWOULDBLOCK || monotonicMilliseconds() >= deadline - 50
-            let reason = timedOut ? "timed out after \(timeoutSeconds)s" : "failed\(drainErrors())"
-            throw TLSConnectError(kind: .unavailable, description: "TLS handshake with \(peer) \(reason)")
+            switch SSL_get_error(ssl, result) {
+            case SSL_ERROR_WANT_READ: try wait.ready(fd, Int16(POLLIN), doing: "TLS handshake with \(peer)")
+            case SSL_ERROR_WANT_WRITE: try wait.ready(fd, Int16(POLLOUT), doing: "TLS handshake with \(peer)")
+            case SSL_ERROR_SYSCALL where socketError != 0 && ERR_peek_error() == 0:
+                throw TLSConnectError(kind: .unavailable, description: "TLS handshake with \(peer) failed: \(errorText(socketError))")
+            default:
+                let reasons = drainErrors()
+                throw TLSConnectError(kind: .unavailable, description: "TLS handshake with \(peer) failed"
+                                      + (reasons.isEmpty ? ": the server closed the connection" : reasons))
+            }
         }
+        // close_notify, once and without waiting for the answer (the socket is non-blocking).
         defer { _ = SSL_shutdown(ssl) }
 
         let presented = derCertificates(SSL_get_peer_cert_chain(ssl)) ?? []
@@ -111,6 +147,28 @@ enum TLSConnect {
                             protocolVersion: String(cString: SSL_get_version(ssl)), cipher: cipher)
     }
 
+    /// `handshake` on a thread of its own, so that neither the cooperative pool nor the daemon's
+    /// loop ever waits on the network; cancelling the task stops the handshake within 200 ms.
+    public static func handshake(host: String, port: UInt16, serverName: String, caFile: String?,
+                                 timeoutSeconds: Int) async throws(TLSConnectError) -> TLSHandshake {
+        let cancellation = Cancellation()
+        let result: Result<TLSHandshake, TLSConnectError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let thread = Thread {
+                    continuation.resume(returning: Result { () throws(TLSConnectError) in
+                        try handshake(host: host, port: port, serverName: serverName, caFile: caFile,
+                                      timeoutSeconds: timeoutSeconds, cancellation: cancellation)
+                    })
+                }
+                thread.name = "pinkeeper-tls"
+                thread.start()
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+        return try result.get()
+    }
+
     /// The DER encodings of a `STACK_OF(X509)`, in stack order; nil when there is no stack or a
     /// certificate cannot be encoded (skipping it would shift every depth after it).
     private static func derCertificates(_ stack: OpaquePointer?) -> [[UInt8]]? {
@@ -123,9 +181,41 @@ enum TLSConnect {
         return chain
     }
 
+    // MARK: Waiting
+
+    /// Every wait of one handshake: bounded by one deadline, and woken every 200 ms to notice
+    /// cancellation.
+    struct Waiter {
+        var deadline: Int64
+        var cancellation: Cancellation?
+        var timeoutSeconds: Int
+
+        func until(_ earlier: Int64) -> Waiter {
+            Waiter(deadline: min(deadline, earlier), cancellation: cancellation, timeoutSeconds: timeoutSeconds)
+        }
+
+        /// Returns once `fd` has one of `events` (or an error or hang-up for the caller to find).
+        func ready(_ fd: Int32, _ events: Int16, doing what: String) throws(TLSConnectError) {
+            while true {
+                if cancellation?.isCancelled == true { throw TLSConnectError(kind: .cancelled, description: "\(what) cancelled") }
+                let remaining = deadline - monotonicMilliseconds()
+                guard remaining > 0 else {
+                    throw TLSConnectError(kind: .unavailable, description: "\(what) timed out after \(timeoutSeconds)s")
+                }
+                var poller = pollfd(fd: fd, events: events, revents: 0)
+                let ready = poll(&poller, 1, Int32(min(remaining, 200)))
+                if ready < 0 && errno == EINTR { continue }
+                guard ready >= 0 else {
+                    throw TLSConnectError(kind: .unavailable, description: "\(what) failed: poll: \(errorText(errno))")
+                }
+                if ready > 0 { return }
+            }
+        }
+    }
+
     // MARK: TCP
 
-    private static func connectTCP(host: String, port: UInt16, deadline: Int64) throws(TLSConnectError) -> (Int32, String) {
+    private static func connectTCP(host: String, port: UInt16, waiter: Waiter) throws(TLSConnectError) -> (Int32, String) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -143,7 +233,14 @@ enum TLSConnect {
             let address = describe(info.pointee.ai_addr, port: port)
             let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             guard fd >= 0 else { failures.append("\(address): \(errorText(errno))"); continue }
-            if let problem = finishConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen, deadline: deadline) {
+            let problem: String?
+            do {
+                problem = try finishConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen, waiter: waiter, address: address)
+            } catch {
+                close(fd)
+                throw error
+            }
+            if let problem {
                 close(fd)
                 failures.append("\(address): \(problem)")
                 continue
@@ -153,37 +250,16 @@ enum TLSConnect {
         throw TLSConnectError(kind: .unavailable, description: "cannot connect to \(host) port \(port): \(failures.joined(separator: "; "))")
     }
 
-    /// nil when connected; otherwise why not.
+    /// nil when connected; otherwise why not. Throws when the deadline passes or on cancellation.
     private static func finishConnect(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t,
-                                      deadline: Int64) -> String? {
+                                      waiter: Waiter, address name: String) throws(TLSConnectError) -> String? {
         if connect(fd, address, length) == 0 { return nil }
         guard errno == EINPROGRESS else { return errorText(errno) }
-        while true {
-            let remaining = deadline - monotonicMilliseconds()
-            guard remaining > 0 else { return "timed out" }
-            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(remaining, Int64(Int32.max))))
-            if ready < 0 && errno == EINTR { continue }
-            guard ready >= 0 else { return errorText(errno) }
-            if ready == 0 { return "timed out" }
-            var error: Int32 = 0
-            var size = socklen_t(MemoryLayout<Int32>.size)
-            guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return errorText(errno) }
-            return error == 0 ? nil : errorText(error)
-        }
-    }
-
-    /// Back to blocking I/O for OpenSSL, with the time left as send and receive timeouts.
-    private static func setBlocking(_ fd: Int32, deadline: Int64) throws(TLSConnectError) {
-        let flags = fcntl(fd, F_GETFL)
-        let remaining = max(1, deadline - monotonicMilliseconds())
-        var limit = timeval(tv_sec: Int(remaining / 1_000), tv_usec: Int(remaining % 1_000) * 1_000)
-        let size = socklen_t(MemoryLayout<timeval>.size)
-        guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0,
-              setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, size) == 0,
-              setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, size) == 0 else {
-            throw TLSConnectError(kind: .setup, description: "cannot configure the socket: \(errorText(errno))")
-        }
+        try waiter.ready(fd, Int16(POLLOUT), doing: "connecting to \(name)")
+        var error: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return errorText(errno) }
+        return error == 0 ? nil : errorText(error)
     }
 
     private static func describe(_ address: UnsafeMutablePointer<sockaddr>?, port: UInt16) -> String {
@@ -198,7 +274,7 @@ enum TLSConnect {
 
     // MARK: Helpers
 
-    static func isIPAddress(_ text: String) -> Bool {
+    public static func isIPAddress(_ text: String) -> Bool {
         var v4 = in_addr(), v6 = in6_addr()
         return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
@@ -220,7 +296,7 @@ enum TLSConnect {
 
     private static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
 
-    private static func monotonicMilliseconds() -> Int64 {
+    static func monotonicMilliseconds() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Int64(now.tv_sec) * 1_000 + Int64(now.tv_nsec) / 1_000_000

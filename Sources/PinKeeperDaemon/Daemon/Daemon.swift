@@ -37,6 +37,7 @@ public struct Daemon: Sendable {
     enum Event: Sendable {
         case trigger(Trigger)
         case passFinished([StoreUpdater.Report])
+        case probesFinished([String: Int64])
         case tick
     }
 
@@ -58,6 +59,7 @@ private struct Loop {
     var due: [String: Int64] = [:]
     var status: [String: StatusLine.Entry] = [:]
     var pass: Task<Void, Never>?
+    var probes: ProbeSchedule
     var ready = false
     var stopping = false
     var timer: Task<Void, Never>?
@@ -69,6 +71,8 @@ private struct Loop {
         self.input = input
         self.config = daemon.configuration
         self.updater = daemon.makeUpdater(daemon.configuration)
+        self.probes = ProbeSchedule(configuration: daemon.configuration, state: ProbeStateDirectory(path: daemon.configuration.stateDirectory),
+                                    now: daemon.clock.now())
         self.watchdogHalfPeriod = daemon.notifier.watchdogMicroseconds.map { .microseconds(Int64($0 / 2)) }
     }
 
@@ -89,6 +93,7 @@ private struct Loop {
         var iterator = events.makeAsyncIterator()
         while true {
             if ready && pass == nil && !stopping { startDuePass() }
+            if ready && !stopping { startDueProbes() }
             armTimer()
             guard let event = await iterator.next() else { return }
             pingWatchdog()
@@ -98,15 +103,21 @@ private struct Loop {
             case .passFinished(let reports):
                 apply(reports)
                 if stopping { return }
+            case .probesFinished(let next):
+                if stopping { continue }
+                probes.finished(next)
+                publishStatus(now: daemon.clock.now())
             case .trigger(.terminate):
                 daemon.notifier.notify("STOPPING=1")
                 logger.info("stopping")
+                probes.cancel()
                 guard let pass else { return }
                 stopping = true
                 pass.cancel()  // reaches libcurl at once; publishing is atomic, so nothing is left half-written
             case .trigger(.updateAll):
                 logger.info("updating every store now (SIGUSR1)")
                 for store in config.stores { due[store.id] = daemon.clock.now() }
+                probes.probeNow(now: daemon.clock.now())
             case .trigger(.reload):
                 reloadConfiguration()
             }
@@ -134,6 +145,8 @@ private struct Loop {
         let now = daemon.clock.now()
         for report in reports where config.store(report.store) != nil {
             due[report.store] = report.nextAttempt
+            // New pins may change a probe's answer.
+            if report.result == .ok && !report.notModified { probes.probeNow([report.store], now: now) }
             let health: StoreHealth = report.pins == 0 ? .empty : (report.result == .ok ? .fresh : .failing)
             status[report.store] = .init(store: report.store, health: health,
                                          reason: report.result == .ok ? nil : report.result.rawValue)
@@ -152,6 +165,14 @@ private struct Loop {
         let next = due.values.min().map { max(0, $0 - now) }
         daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next))
         MetricsFile.update(configuration: config, now: now, logger: logger)
+    }
+
+    private mutating func startDueProbes() {
+        let input = self.input
+        let runner = ProbeRunner(configuration: config, clock: daemon.clock, random: updater.random, logger: logger)
+        probes.startDue(configuration: config, now: daemon.clock.now(), runner: runner, concurrency: daemon.concurrency) {
+            input.yield(.probesFinished($0))
+        }
     }
 
     // MARK: Disk
@@ -180,6 +201,7 @@ private struct Loop {
             let old = config
             config = fresh
             updater = daemon.makeUpdater(fresh)
+            probes.reconfigure(from: old, to: fresh, now: now)
             for store in fresh.stores {
                 if let before = old.store(store.id), !store.differs(from: before) { continue }
                 due[store.id] = now  // added or changed: fetch from the (new) source now
@@ -203,7 +225,8 @@ private struct Loop {
             sleep = .milliseconds(900)
         } else {
             let now = daemon.clock.now()
-            let next = ready && pass == nil ? (due.values.min() ?? Int64.max) : Int64.max
+            var next = ready && pass == nil ? (due.values.min() ?? Int64.max) : Int64.max
+            if ready, let probeDue = probes.nextDue { next = min(next, probeDue) }
             sleep = next == Int64.max ? daemon.maxSleep : min(.seconds(max(0, next - now)), daemon.maxSleep)
         }
         if watchdogHalfPeriod != nil, !stopping {

@@ -45,7 +45,7 @@ extension StatusReport {
                perStore { $0.nextUpdate })
         family("pinkeeper_store_consecutive_failures", "Failed update attempts since the last success.",
                perStore { Int64($0.consecutiveFailures) })
-        return out
+        return out + probePrometheus()
     }
 
     /// Label values escape backslash, double quote and line feed.

@@ -163,7 +163,7 @@ private struct Loop {
     private func publishStatus(now: Int64) {
         let entries = config.stores.compactMap { status[$0.id] }
         let next = due.values.min().map { max(0, $0 - now) }
-        daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next))
+        daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next) + ProbeStatus.statusLineSuffix(config))
         MetricsFile.update(configuration: config, now: now, logger: logger)
     }
 

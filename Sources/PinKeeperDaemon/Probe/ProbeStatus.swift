@@ -120,3 +120,19 @@ extension StatusReport {
         return time < generated ? "\(Units.describe(seconds: generated - time)) ago" : "in \(Units.describe(seconds: time - generated))"
     }
 }
+
+extension ProbeStatus {
+    /// What systemd's STATUS= line adds for probes, e.g. `; probes: 1 unpinned, 1 error
+    /// (banking api.example.com:443 unpinned)`: empty while every probed target is pinned.
+    public static func statusLineSuffix(_ configuration: Configuration) -> String {
+        let records = collect(configuration.stores, stateDirectory: configuration.stateDirectory)
+            .compactMap { probe in probe.record.map { (probe, $0.outcome) } }
+        let order: [ProbeOutcome] = [.unpinned, .expiring, .error]
+        let counts = order.compactMap { outcome -> String? in
+            let count = records.filter { $0.1 == outcome }.count
+            return count > 0 ? "\(count) \(outcome.rawValue)" : nil
+        }
+        guard let worst = order.lazy.compactMap({ outcome in records.first { $0.1 == outcome } }).first else { return "" }
+        return "; probes: " + counts.joined(separator: ", ") + " (\(worst.0.store) \(worst.0.target) \(worst.1.rawValue))"
+    }
+}

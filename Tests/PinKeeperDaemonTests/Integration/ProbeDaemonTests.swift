@@ -108,10 +108,15 @@ struct ProbeDaemonTests {
         try lists.route("api", Lists.route(entries: [other]))
         try probe.configure(probe.probeKeys(extra: "ca_file = \"\(TestEnvironment.certificate("ca.pem"))\""), url: lists.url("api"))
 
-        let daemon = try DaemonProcess(config: probe.world.config.path)
+        let notify = try NotifySocket()
+        let daemon = try DaemonProcess(config: probe.world.config.path, environment: ["NOTIFY_SOCKET": notify.address])
         let first = probes(probe.world, "api") { $0.first?["outcome"] as? String == "unpinned" }
         #expect(first != nil, "never unpinned: \(daemon.stderr)")
         #expect(probe.world.run("status", []).status == 1)
+        // systemctl status shows it too.
+        let line = notify.collect(until: { $0.contains("probes:") }, timeout: 10).last ?? ""
+        #expect(line.hasPrefix("STATUS=1 store: 1 fresh; next update in "), "\(line)")
+        #expect(line.hasSuffix("; probes: 1 unpinned (api api.example.test:443 unpinned)"), "\(line)")
 
         // The pinning service learns the new certificate; the next update publishes it, and the
         // probe that follows a published list finds the host pinned.

@@ -18,6 +18,9 @@ struct CheckConfig: ParsableCommand {
         for store in configuration.stores {
             let keys = store.publicKeys.count == 1 ? "1 key" : "\(store.publicKeys.count) keys"
             print("store \(store.id): \(store.mode.rawValue) \(store.url) (\(keys), every \(store.policy.periodicUpdateInterval)s)")
+            for target in store.probe.targets {
+                print("  probe \(target.id)\(target.connectTo.map { " via \($0)" } ?? "") every \(store.probe.interval)s")
+            }
         }
         if configuration.stores.isEmpty { print("no stores configured (add [stores.ID] tables or files in stores.d/)") }
     }

@@ -151,7 +151,7 @@ struct ProbeCommandTests {
         #expect(line(result).contains("excessive message size"), "\(result.stdout)")
     }
 
-    @Test("--store selects; an unknown store or no probe target at all is a usage error (64)")
+    @Test("--store selects; an unknown store or a store without probe targets is a usage error (64)")
     func selection() throws {
         let probe = try ProbeWorld("selection")
         try probe.configure(probe.probeKeys(), others: [.init(id: "quiet")])
@@ -164,5 +164,15 @@ struct ProbeCommandTests {
         let none = probe.probe(["--store", "quiet"])
         #expect(none.status == 64)
         #expect(none.stderr.contains("no probe targets"))
+    }
+
+    @Test("check-config lists each probe target under its store")
+    func checkConfig() throws {
+        let probe = try ProbeWorld("check-config")
+        try probe.configure(probe.probeKeys(extra: "probe_interval = \"15m\""))
+        let result = probe.world.run("check-config", [])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("store api: challenge https://127.0.0.1:1/list (1 key, every 604800s)\n"
+                                       + "  probe api.example.test:443 via 127.0.0.1:\(probe.server.port) every 900s\n"), "\(result.stdout)")
     }
 }

@@ -8,6 +8,12 @@ public enum ProbePass {
 
     public static func run(_ stores: [StoreConfig], prober: Prober, concurrency: Int = 8) async -> [Result] {
         let jobs = stores.flatMap { store in store.probe.targets.map { (store, $0) } }
+        // One trust store per CA file (nil: the system's) for the whole pass: loading it costs
+        // more than the handshake.
+        var trust: [String?: Swift.Result<TLSClientContext, TLSConnectError>] = [:]
+        for caFile in Set(stores.filter { !$0.probe.targets.isEmpty }.map(\.probe.caFile)) {
+            trust[caFile] = Swift.Result { () throws(TLSConnectError) in try TLSClientContext(caFile: caFile) }
+        }
         return await withTaskGroup(of: (Int, ProbeRecord).self) { group in
             var records = [ProbeRecord?](repeating: nil, count: jobs.count)
             var next = 0
@@ -15,7 +21,9 @@ public enum ProbePass {
                 guard next < jobs.count else { return }
                 let index = next
                 next += 1
-                group.addTask { (index, await prober.probe(jobs[index].1, of: jobs[index].0)) }
+                let (store, target) = jobs[index]
+                let context = trust[store.probe.caFile]
+                group.addTask { (index, await prober.probe(target, of: store, trust: context)) }
             }
             for _ in 0..<min(max(concurrency, 1), jobs.count) { startNext() }
             while let (index, record) = await group.next() {

@@ -12,13 +12,16 @@ public struct Prober: Sendable {
         self.clock = clock
     }
 
-    public func probe(_ target: ProbeTarget, of store: StoreConfig) async -> ProbeRecord {
+    /// `trust`: the store's trust store (its `probe_ca_file` alone, or the system's), loaded once
+    /// for all the targets that share it; nil to load it for this probe.
+    public func probe(_ target: ProbeTarget, of store: StoreConfig,
+                      trust: Result<TLSClientContext, TLSConnectError>? = nil) async -> ProbeRecord {
         let address = target.connectTo ?? target.endpoint
         let handshake: TLSHandshake
         do {
+            let context = try (trust ?? Result { () throws(TLSConnectError) in try TLSClientContext(caFile: store.probe.caFile) }).get()
             handshake = try await TLSConnect.handshake(host: address.host, port: address.port, serverName: target.name,
-                                                       caFile: store.probe.caFile,
-                                                       timeoutSeconds: Int(store.policy.requestTimeout))
+                                                       context: context, timeoutSeconds: Int(store.policy.requestTimeout))
         } catch {
             let reason = error.kind == .caFile ? "probe_ca_file: \(error.description)" : error.description
             return ProbeRecord(target: target.id, outcome: .error, checked: clock.now(), reason: reason)

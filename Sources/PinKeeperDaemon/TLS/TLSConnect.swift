@@ -68,27 +68,19 @@ public enum TLSConnect {
     /// Blocks the calling thread (name resolution cannot be interrupted); see the async variant.
     public static func handshake(host: String, port: UInt16, serverName: String, caFile: String?,
                                  timeoutSeconds: Int, cancellation: Cancellation? = nil) throws(TLSConnectError) -> TLSHandshake {
+        // The trust store is settled before the network is touched: a bad CA file is reported
+        // as such whether or not the host answers.
+        try handshake(host: host, port: port, serverName: serverName, context: TLSClientContext(caFile: caFile),
+                      timeoutSeconds: timeoutSeconds, cancellation: cancellation)
+    }
+
+    /// `handshake` with a trust store loaded once for many handshakes.
+    public static func handshake(host: String, port: UInt16, serverName: String, context client: TLSClientContext,
+                                 timeoutSeconds: Int, cancellation: Cancellation? = nil) throws(TLSConnectError) -> TLSHandshake {
         // A peer that closes first must not kill the process with SIGPIPE during the shutdown.
         signal(SIGPIPE, SIG_IGN)
         ERR_clear_error()
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw setupError("SSL_CTX_new") }
-        defer { SSL_CTX_free(context) }
-        guard pinkeeper_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
-            throw setupError("SSL_CTX_set_min_proto_version")
-        }
-        _ = pinkeeper_SSL_CTX_set_max_cert_list(context, maxCertificateListBytes)
-        SSL_CTX_set_verify_depth(context, maxChainDepth)
-        if let caFile {
-            guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
-                throw TLSConnectError(kind: .caFile, description: "the CA file \(caFile) holds no usable CA certificate\(drainErrors())")
-            }
-        } else {
-            guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw setupError("SSL_CTX_set_default_verify_paths") }
-        }
-        SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)  // verified below, after the chain is in hand
-
-        // The trust store is settled before the network is touched: a bad CA file is reported
-        // as such whether or not the host answers.
+        let context = client.context
         let start = monotonicMilliseconds()
         let deadline = start + Int64(timeoutSeconds) * 1_000
         let wait = Waiter(deadline: deadline, cancellation: cancellation, timeoutSeconds: timeoutSeconds)
@@ -149,14 +141,14 @@ public enum TLSConnect {
 
     /// `handshake` on a thread of its own, so that neither the cooperative pool nor the daemon's
     /// loop ever waits on the network; cancelling the task stops the handshake within 200 ms.
-    public static func handshake(host: String, port: UInt16, serverName: String, caFile: String?,
+    public static func handshake(host: String, port: UInt16, serverName: String, context: TLSClientContext,
                                  timeoutSeconds: Int) async throws(TLSConnectError) -> TLSHandshake {
         let cancellation = Cancellation()
         let result: Result<TLSHandshake, TLSConnectError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let thread = Thread {
                     continuation.resume(returning: Result { () throws(TLSConnectError) in
-                        try handshake(host: host, port: port, serverName: serverName, caFile: caFile,
+                        try handshake(host: host, port: port, serverName: serverName, context: context,
                                       timeoutSeconds: timeoutSeconds, cancellation: cancellation)
                     })
                 }
@@ -284,7 +276,7 @@ public enum TLSConnect {
     }
 
     /// The OpenSSL error queue as text, emptied.
-    private static func drainErrors() -> String {
+    static func drainErrors() -> String {
         var reasons: [String] = []
         while case let code = ERR_get_error(), code != 0 {
             var buffer = [CChar](repeating: 0, count: 256)
@@ -300,5 +292,44 @@ public enum TLSConnect {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Int64(now.tv_sec) * 1_000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
+
+/// A client `SSL_CTX` for one trust setting: `caFile` alone, or OpenSSL's default trust. Loading
+/// a trust store is most of a handshake's cost (Debian's 140 CA certificates take about 30 ms
+/// of CPU), so one context serves every handshake that trusts the same CAs, on any thread:
+/// OpenSSL 3 lets threads create `SSL` objects from a context that is no longer changed, and
+/// its trust store locks itself.
+public final class TLSClientContext: @unchecked Sendable {  // the SSL_CTX is never changed after init
+    let context: OpaquePointer
+
+    public init(caFile: String?) throws(TLSConnectError) {
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw Self.setupError("SSL_CTX_new") }
+        guard pinkeeper_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
+            SSL_CTX_free(context)
+            throw Self.setupError("SSL_CTX_set_min_proto_version")
+        }
+        _ = pinkeeper_SSL_CTX_set_max_cert_list(context, TLSConnect.maxCertificateListBytes)
+        SSL_CTX_set_verify_depth(context, TLSConnect.maxChainDepth)
+        if let caFile {
+            guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
+                SSL_CTX_free(context)
+                throw TLSConnectError(kind: .caFile, description: "the CA file \(caFile) holds no usable CA certificate\(TLSConnect.drainErrors())")
+            }
+        } else {
+            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+                SSL_CTX_free(context)
+                throw Self.setupError("SSL_CTX_set_default_verify_paths")
+            }
+        }
+        SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)  // verified after the handshake, with the chain in hand
+        self.context = context
+    }
+
+    deinit { SSL_CTX_free(context) }
+
+    private static func setupError(_ call: String) -> TLSConnectError {
+        TLSConnectError(kind: .setup, description: "\(call) failed\(TLSConnect.drainErrors())")
     }
 }

@@ -32,14 +32,14 @@ let package = Package(
         .target(
             name: "PinKeeperDaemon",
             dependencies: [
-                "PinKeeper", "CCurl", "CLibcrypto", "CSystemd",
+                "PinKeeper", "CCurl", "CLibcrypto", "CLibssl", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]),
         .executableTarget(
             name: "pinkeeper",
             dependencies: [
-                "PinKeeperDaemon", "CLibssl",
+                "PinKeeperDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(

@@ -6,7 +6,8 @@
 # systemd/pinkeeper.sysusers into it, points a store at the fixture pinning service running on
 # the host's loopback (the container shares the host's network), and proves with the real
 # manager: start returns only after READY; StatusText; the sandbox lets the daemon fetch and
-# publish a cache file other users can read; reload; the watchdog restarts a SIGSTOPped daemon;
+# publish a cache file other users can read; reload; a probe of the fixture's own TLS server
+# (unpinned, then pinned: journal entries and status); the watchdog restarts a SIGSTOPped daemon;
 # journal entries carry the documented fields, and a hostile entry name is logged escaped;
 # systemd-analyze security rates the loaded unit
 # at most 1.5; stop is clean. Each check prints PASS or FAIL
@@ -28,6 +29,7 @@ logs=$work/logs
 bin=$top/.build/release/pinkeeper
 store=fixture           # challenge mode, at start
 store2=fixture-static   # static mode, added by the reload
+store3=fixture-probed   # probes the fixture's own TLS server, added by a second reload
 delay=2                 # the fixture answers the first request after this many seconds
 omit=${SYSTEMD_TEST_OMIT:-}
 
@@ -181,6 +183,70 @@ elif ! pins=$(cache_has_pins "$root/var/cache/pinkeeper/$store2.json" "$fp3" 2>&
     check_fail reload "the store added by the reload was not published: ${pins:-no file}"
 else
     check_pass reload "completed in $took ms, still active (running) as PID $pid_before; added store published ($pins); StatusText=$(show StatusText)"
+fi
+
+# ------------------------------------------------------------------ 9b. probes
+step "probes: the certificate the fixture serves, against store $store3's pins (through the sandbox)"
+# The fixture's own TLS server is the probed host: reached as "localhost" through
+# probe_connect_to, trusted through probe_ca_file. Its list first pins another certificate
+# for localhost (unpinned), then also the served one (pinned after SIGUSR1's update).
+leaf_fp=$(openssl x509 -in "$FIXTURE_CA/server.pem" -outform DER | openssl dgst -sha256 -binary | base64 -w0)
+probe_route() {  # FINGERPRINT...: a challenge list pinning each for "localhost"
+    local entries='' fp
+    for fp in "$@"; do entries+="${entries:+, }{\"name\": \"localhost\", \"fingerprint\": \"$fp\", \"expires\": $(($(date +%s) + 200 * 86400))}"; done
+    printf '{"mode": "challenge", "signing_key": "%s", "fingerprints": [%s]}\n' "$FIXTURE_CA/signing.key" "$entries" \
+        >"$FIXTURE_ROUTES/probed.json.tmp"
+    mv -f "$FIXTURE_ROUTES/probed.json.tmp" "$FIXTURE_ROUTES/probed.json"
+}
+probe_outcome() {  # the recorded outcome of the one target, or nothing
+    python3 -c 'import json, sys
+try: print(json.load(open(sys.argv[1]))["targets"][0]["outcome"])
+except Exception: pass' "$root/var/lib/pinkeeper/$store3.probes.json"
+}
+wait_outcome() {  # OUTCOME: up to 30 s
+    local i
+    for ((i = 0; i < 300; i++)); do [[ $(probe_outcome) == "$1" ]] && return 0; sleep 0.1; done
+    return 1
+}
+probe_journal() {  # MESSAGE_ID PRIORITY OUTCOME: the entry's fields, checked
+    in_container journalctl -u pinkeeper "MESSAGE_ID=$1" "PINKEEPER_STORE=$store3" -o json --no-pager 2>/dev/null |
+        python3 -c 'import json, sys
+want = {"PRIORITY": sys.argv[1], "PINKEEPER_TARGET": "localhost:443", "PINKEEPER_OUTCOME": sys.argv[2],
+        "PINKEEPER_LEAF_FINGERPRINT": sys.argv[3]}
+entries = [json.loads(l) for l in sys.stdin if l.startswith("{")]
+if len(entries) != 1: print(f"{len(entries)} entries"); sys.exit(1)
+bad = [f"{k}={entries[0].get(k)!r}" for k, v in want.items() if entries[0].get(k) != v]
+if bad: print("wrong " + ", ".join(bad)); sys.exit(1)
+print("PRIORITY=%s PINKEEPER_OUTCOME=%s PINKEEPER_LEAF_EXPIRES=%s" % (entries[0]["PRIORITY"], sys.argv[2], entries[0].get("PINKEEPER_LEAF_EXPIRES")))' \
+            "$2" "$3" "$leaf_fp"
+}
+probe_route "$(fixture_fingerprint)"
+{
+    fixture_store_toml "$store3" probed challenge /etc/pinkeeper/test-ca.pem
+    printf 'probe = ["localhost"]\nprobe_connect_to = { "localhost" = "127.0.0.1:%s" }\n' "$FIXTURE_PORT"
+    printf 'probe_ca_file = "/etc/pinkeeper/test-ca.pem"\n'
+} >"$root/etc/pinkeeper/stores.d/$store3.toml"
+in_container systemctl reload pinkeeper >"$logs/reload-probe.log" 2>&1
+if ! wait_outcome unpinned; then
+    check_fail probe "after the reload: outcome '$(probe_outcome)', expected unpinned"
+    journal_tail 6
+elif ! unpinned=$(probe_journal 8b96f001b28a41cd9c3b4b530a66d0ff 3 unpinned); then
+    check_fail probe "probe-unpinned journal entry: $unpinned"
+elif in_container pinkeeper status --store "$store3" >"$logs/status-unpinned.txt" 2>&1; then
+    check_fail probe "pinkeeper status exited 0 with an unpinned probe"
+else
+    probe_route "$(fixture_fingerprint)" "$leaf_fp"
+    in_container systemctl kill --kill-who=main --signal=SIGUSR1 pinkeeper
+    if ! wait_outcome pinned; then
+        check_fail probe "after the list pinned the served certificate: outcome '$(probe_outcome)', expected pinned"
+        journal_tail 6
+    elif ! pinned=$(probe_journal 191e467d9bf74e6e87ad993ba2a7887a 6 pinned); then
+        check_fail probe "probe-pinned journal entry: $pinned"
+    elif ! in_container pinkeeper status --store "$store3" >"$logs/status-pinned.txt" 2>&1; then
+        check_fail probe "pinkeeper status exits non-zero once the probe is pinned: $(tr '\n' ' ' <"$logs/status-pinned.txt")"
+    else
+        check_pass probe "unpinned ($unpinned; status exit 1), then pinned after the list update ($pinned; status exit 0); $(grep -m1 'localhost:443' "$logs/status-pinned.txt" | tr -s ' ')"
+    fi
 fi
 
 # ------------------------------------------------------------------ 10. watchdog

@@ -21,6 +21,9 @@ struct CheckConfig: ParsableCommand {
             // Only the redacted form: check-config output ends up in tickets and chat.
             let proxy = store.policy.proxy == .environment ? "" : ", proxy \(store.policy.proxy.redacted)"
             print("store \(store.id): \(store.mode.rawValue) \(store.url) (\(keys), every \(store.policy.periodicUpdateInterval)s\(proxy))")
+            for target in store.probe.targets {
+                print("  probe \(target.id)\(target.connectTo.map { " via \($0)" } ?? "") every \(store.probe.interval)s")
+            }
         }
         if configuration.stores.isEmpty { print("no stores configured (add [stores.ID] tables or files in stores.d/)") }
     }

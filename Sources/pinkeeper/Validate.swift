@@ -58,7 +58,7 @@ struct Validate: ParsableCommand {
         if let fingerprint, Self.digest(fingerprint) == nil {
             throw ValidationError("--fingerprint must be the base64 (or hex) of a 32-byte SHA-256 digest, not '\(fingerprint)'")
         }
-        if let connect, Self.endpoint(connect) == nil {
+        if let connect, Endpoint.parse(connect) == nil {
             throw ValidationError("--connect must be HOST, HOST:PORT or [IPv6]:PORT, not '\(connect)'")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second") }
@@ -86,8 +86,8 @@ struct Validate: ParsableCommand {
             let chain = readChain(certificate)
             printChain(chain)
             verdict = reader.verdict(commonName: name, verifiedChain: chain)
-        } else if let connect, let (host, port) = Self.endpoint(connect) {
-            verdict = connectAndCheck(host: host, port: port, caFile: storeConfig.caFile, reader: reader)
+        } else if let connect, let endpoint = Endpoint.parse(connect) {
+            verdict = connectAndCheck(host: endpoint.host, port: endpoint.port, caFile: storeConfig.caFile, reader: reader)
         } else {
             fail(64, "give exactly one of --fingerprint, --certificate or --connect")
         }
@@ -117,8 +117,8 @@ struct Validate: ParsableCommand {
             switch error.kind {
             case .unknownHost: fail(68, error.description)
             case .unavailable: fail(69, error.description)
-            case .caFile: fail(78, error.description)
-            case .setup: fail(70, error.description)
+            case .caFile: fail(78, "store '\(store)': ca_file: \(error.description)")
+            case .setup, .cancelled: fail(70, error.description)
             }
         }
         print("connected to \(handshake.peer) (\(handshake.protocolVersion), \(handshake.cipher)), server name \(name)")
@@ -210,25 +210,5 @@ struct Validate: ParsableCommand {
             index = next
         }
         return bytes
-    }
-
-    /// HOST, HOST:PORT, [IPv6] or [IPv6]:PORT; a bare IPv6 address (several colons) has no port.
-    static func endpoint(_ text: String) -> (host: String, port: UInt16)? {
-        var host = text
-        var port: UInt16 = 443
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { return nil }
-            host = String(text[text.index(after: text.startIndex)..<close])
-            let rest = text[text.index(after: close)...]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":"), let value = UInt16(rest.dropFirst()), value > 0 else { return nil }
-                port = value
-            }
-        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
-            host = String(text[..<colon])
-            guard let value = UInt16(text[text.index(after: colon)...]), value > 0 else { return nil }
-            port = value
-        }
-        return host.isEmpty ? nil : (host, port)
     }
 }

@@ -15,19 +15,21 @@ public enum ConfigLoader {
         let main = try parse(file: path)
         try checkKeys(main, allowed: topLevelKeys + ["defaults", "stores"], file: path)
         var defaults = UpdatePolicy()
+        var probeDefaults = ProbeKeys.Written()
         if let table = try subtable(main, "defaults", file: path) {
-            try checkKeys(table, allowed: PolicyKeys.all, file: path, prefix: "defaults.")
+            try checkKeys(table, allowed: PolicyKeys.all + ProbeKeys.all, file: path, prefix: "defaults.")
             defaults = try PolicyKeys.apply(table, to: defaults, file: path, store: nil)
+            probeDefaults = try ProbeKeys.read(table, file: path, store: nil)
         }
         var stores: [String: StoreConfig] = [:]
-        try addStores(from: main, file: path, defaults: defaults, into: &stores)
+        try addStores(from: main, file: path, defaults: defaults, probeDefaults: probeDefaults, into: &stores)
 
         var sources = [path]
         let dropIns = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("stores.d").path
         for file in try dropInFiles(in: dropIns) {
             let table = try parse(file: file)
             try checkKeys(table, allowed: ["stores"], file: file)
-            try addStores(from: table, file: file, defaults: defaults, into: &stores)
+            try addStores(from: table, file: file, defaults: defaults, probeDefaults: probeDefaults, into: &stores)
             sources.append(file)
         }
 
@@ -77,6 +79,7 @@ public enum ConfigLoader {
     // MARK: Stores
 
     private static func addStores(from table: TOMLTable, file: String, defaults: UpdatePolicy,
+                                  probeDefaults: ProbeKeys.Written,
                                   into stores: inout [String: StoreConfig]) throws(ConfigError) {
         guard let all = try subtable(table, "stores", file: file) else { return }
         for id in all.keys.sorted() {
@@ -86,7 +89,7 @@ public enum ConfigLoader {
             if let existing = stores[id] {
                 throw ConfigError(file: file, store: id, "is already defined in \(existing.definedIn); store ids must be unique")
             }
-            stores[id] = try StoreParser(id: id, table: body, file: file, defaults: defaults).parse()
+            stores[id] = try StoreParser(id: id, table: body, file: file, defaults: defaults, probeDefaults: probeDefaults).parse()
         }
     }
 

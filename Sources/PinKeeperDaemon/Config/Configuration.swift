@@ -43,6 +43,8 @@ public struct StoreConfig: Sendable {
     public var fallbackFile: String?
     public var caFile: String?
     public var policy: UpdatePolicy
+    /// The hosts whose served certificates are checked against this store's pins.
+    public var probe = ProbeSettings()
     /// The file that defined this store, for messages.
     public var definedIn: String
 

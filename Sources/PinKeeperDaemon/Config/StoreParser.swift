@@ -4,12 +4,13 @@ import TOMLKit
 
 /// Turns one `[stores.ID]` table into a `StoreConfig`, checking every key.
 struct StoreParser {
-    static let keys = ["url", "public_key", "mode", "expected_common_names", "fallback_file", "ca_file"] + PolicyKeys.all
+    static let keys = ["url", "public_key", "mode", "expected_common_names", "fallback_file", "ca_file"] + PolicyKeys.all + ProbeKeys.all
 
     let id: String
     let table: TOMLTable
     let file: String
     let defaults: UpdatePolicy
+    var probeDefaults = ProbeKeys.Written()
 
     func parse() throws(ConfigError) -> StoreConfig {
         guard Self.isValidID(id) else {
@@ -24,9 +25,12 @@ struct StoreParser {
         }
         let fallback = try readablePath("fallback_file")
         if let fallback { try checkFallback(fallback) }
-        return StoreConfig(id: id, url: try url(), publicKeys: try publicKeys(), mode: mode,
-                           expectedCommonNames: try commonNames(), fallbackFile: fallback,
-                           caFile: try readablePath("ca_file"), policy: policy, definedIn: file)
+        var store = StoreConfig(id: id, url: try url(), publicKeys: try publicKeys(), mode: mode,
+                                expectedCommonNames: try commonNames(), fallbackFile: fallback,
+                                caFile: try readablePath("ca_file"), policy: policy, definedIn: file)
+        store.probe = try ProbeKeys.settings(own: ProbeKeys.read(table, file: file, store: id), defaults: probeDefaults,
+                                             file: file, store: id)
+        return store
     }
 
     static func isValidID(_ id: String) -> Bool {

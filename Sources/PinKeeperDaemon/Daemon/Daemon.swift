@@ -36,6 +36,7 @@ public struct Daemon: Sendable {
     enum Event: Sendable {
         case trigger(Trigger)
         case passFinished([StoreUpdater.Report])
+        case probesFinished([String: Int64])
         case tick
     }
 
@@ -60,6 +61,7 @@ private struct Loop {
     var pass: Task<Void, Never>?
     /// What a reload or SIGUSR1 took out of the running pass's hands.
     var superseded = SupersededStores()
+    var probes: ProbeSchedule
     var ready = false
     var stopping = false
     var timer: Task<Void, Never>?
@@ -73,6 +75,8 @@ private struct Loop {
         self.input = input
         self.config = daemon.configuration
         self.updater = daemon.makeUpdater(daemon.configuration)
+        self.probes = ProbeSchedule(configuration: daemon.configuration, state: ProbeStateDirectory(path: daemon.configuration.stateDirectory),
+                                    now: daemon.clock.now())
         self.watchdogHalfPeriod = daemon.notifier.watchdogMicroseconds.map { .microseconds(Int64($0 / 2)) }
         self.metrics = MetricsWriter(logger: daemon.logger)
     }
@@ -97,6 +101,7 @@ private struct Loop {
         var iterator = events.makeAsyncIterator()
         while true {
             if ready && pass == nil && !stopping { startDuePass() }
+            if ready && !stopping { startDueProbes() }
             armTimer()
             guard let event = await iterator.next() else { return }
             pingWatchdog()
@@ -106,15 +111,21 @@ private struct Loop {
             case .passFinished(let reports):
                 apply(reports)
                 if stopping { return }
+            case .probesFinished(let next):
+                if stopping { continue }
+                probes.finished(next)
+                publishStatus(now: daemon.clock.now())
             case .trigger(.terminate):
                 daemon.notifier.notify("STOPPING=1")
                 logger.info("stopping")
+                probes.cancel()
                 guard let pass else { return }
                 stopping = true
                 pass.cancel()  // reaches libcurl at once; publishing is atomic, so nothing is left half-written
             case .trigger(.updateAll):
                 logger.info("updating every store now (SIGUSR1)")
                 for store in config.stores { schedule(store.id, at: daemon.clock.now()) }
+                probes.probeNow(now: daemon.clock.now())
             case .trigger(.reload):
                 reloadConfiguration()
             }
@@ -154,6 +165,8 @@ private struct Loop {
         // Stores a reload changed or SIGUSR1 asked for keep the due time that was set then.
         for report in reports where config.store(report.store) != nil && !superseded.contains(report.store) {
             due[report.store] = report.nextAttempt
+            // New pins may change a probe's answer.
+            if report.result == .ok && !report.notModified { probes.probeNow([report.store], now: now) }
             let health: StoreHealth = report.pins == 0 ? .empty : (report.result == .ok ? .fresh : .failing)
             status[report.store] = .init(store: report.store, health: health,
                                          reason: report.result == .ok ? nil : report.result.rawValue)
@@ -170,8 +183,16 @@ private struct Loop {
     private func publishStatus(now: Int64) {
         let entries = config.stores.compactMap { status[$0.id] }
         let next = due.values.min().map { max(0, $0 - now) }
-        daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next))
+        daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next) + ProbeStatus.statusLineSuffix(config))
         metrics.request(configuration: config, now: now)
+    }
+
+    private mutating func startDueProbes() {
+        let input = self.input
+        let runner = ProbeRunner(configuration: config, clock: daemon.clock, random: updater.random, logger: logger)
+        probes.startDue(configuration: config, now: daemon.clock.now(), runner: runner, concurrency: config.concurrency) {
+            input.yield(.probesFinished($0))
+        }
     }
 
     // MARK: Disk
@@ -200,6 +221,7 @@ private struct Loop {
             let old = config
             config = fresh
             updater = daemon.makeUpdater(fresh)
+            probes.reconfigure(from: old, to: fresh, now: now)
             for store in fresh.stores {
                 let fetchNow = updater.reconcileCache(store, now: now).fetchNow  // e.g. a key was removed
                 if !fetchNow, let before = old.store(store.id), !store.differs(from: before) { continue }
@@ -224,7 +246,8 @@ private struct Loop {
             sleep = .milliseconds(900)
         } else {
             let now = daemon.clock.now()
-            let next = ready && pass == nil ? (due.values.min() ?? Int64.max) : Int64.max
+            var next = ready && pass == nil ? (due.values.min() ?? Int64.max) : Int64.max
+            if ready, let probeDue = probes.nextDue { next = min(next, probeDue) }
             sleep = next == Int64.max ? daemon.maxSleep : min(.seconds(max(0, next - now)), daemon.maxSleep)
         }
         if watchdogHalfPeriod != nil, !stopping {

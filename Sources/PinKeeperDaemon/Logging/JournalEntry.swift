@@ -7,6 +7,10 @@ public enum LogEventID: String, Sendable, CaseIterable {
     case storeEmpty = "store-empty"
     case pinsExpiring = "pins-expiring"
     case pinsDropped = "pins-dropped"
+    case probePinned = "probe-pinned"
+    case probeUnpinned = "probe-unpinned"
+    case probeExpiring = "probe-expiring"
+    case probeError = "probe-error"
 
     /// journald message ids: 128-bit, fixed forever once published.
     public var messageID: String {
@@ -16,6 +20,10 @@ public enum LogEventID: String, Sendable, CaseIterable {
         case .storeEmpty: "affbeeb88ed249938a5ad4e693d5800f"
         case .pinsExpiring: "932547c34458409ca2154fa91ab0ec75"
         case .pinsDropped: "d0c2bfcb267743b6a162b68ce2a7b450"
+        case .probePinned: "191e467d9bf74e6e87ad993ba2a7887a"
+        case .probeUnpinned: "8b96f001b28a41cd9c3b4b530a66d0ff"
+        case .probeExpiring: "6d3484ba66504c3c834e634d143b9b73"
+        case .probeError: "4e65d0de4b614e6b8fd275c272bf650f"
         }
     }
 

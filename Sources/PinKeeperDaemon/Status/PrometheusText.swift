@@ -46,7 +46,7 @@ extension StatusReport {
                perStore { $0.nextUpdate })
         family("pinkeeper_store_consecutive_failures", "Failed update attempts since the last success.",
                perStore { $0.consecutiveFailures.map(Int64.init) })
-        return out
+        return out + probePrometheus()
     }
 
     /// Label values escape backslash, double quote and line feed.

@@ -27,8 +27,8 @@ extension StatusReport {
             ]
             out += "    {\n" + fields.map { "      \"\($0.0)\": \($0.1)" }.joined(separator: ",\n") + "\n    }"
         }
-        out += stores.isEmpty ? "]\n}\n" : "\n  ]\n}\n"
-        return out
+        out += stores.isEmpty ? "]" : "\n  ]"
+        return out + ",\n  \"probes\": " + probesJSON() + "\n}\n"
     }
 
     private static func number(_ value: Int64?) -> String { value.map { "\($0)" } ?? "null" }

@@ -34,10 +34,13 @@ public struct StoreStatus: Sendable, Equatable {
 public struct StatusReport: Sendable, Equatable {
     public var generated: Int64
     public var stores: [StoreStatus]
+    /// The last result of every configured probe target of the selected stores.
+    public var probes: [ProbeStatus]
 
-    public init(generated: Int64, stores: [StoreStatus]) {
+    public init(generated: Int64, stores: [StoreStatus], probes: [ProbeStatus] = []) {
         self.generated = generated
         self.stores = stores
+        self.probes = probes
     }
 
     /// Reads the cache and state directories for the stores in `storeIDs` (all when empty),
@@ -46,7 +49,8 @@ public struct StatusReport: Sendable, Equatable {
         let selected = storeIDs.isEmpty ? configuration.stores : configuration.stores.filter { storeIDs.contains($0.id) }
         let state = StateDirectory(path: configuration.stateDirectory)
         return StatusReport(generated: now, stores: selected.map { status(of: $0, cacheDirectory: configuration.cacheDirectory,
-                                                                         state: state, now: now) })
+                                                                         state: state, now: now) },
+                            probes: ProbeStatus.collect(selected, stateDirectory: configuration.stateDirectory))
     }
 
     static func status(of store: StoreConfig, cacheDirectory: String, state directory: StateDirectory, now: Int64) -> StoreStatus {
@@ -92,10 +96,11 @@ public struct StatusReport: Sendable, Equatable {
     }
 
     /// PRODUCT.md §2: 0 all fresh; 1 some failing, stale or unknown but every store has valid
-    /// pins; 2 any store empty.
+    /// pins; 2 any store empty. A probe that found its host unpinned makes it at least 1.
     public var exitCode: Int32 {
         if stores.contains(where: { $0.health == .empty }) { return 2 }
         if stores.contains(where: { $0.health != .fresh }) { return 1 }
+        if probes.contains(where: { $0.record?.outcome == .unpinned }) { return 1 }
         return 0
     }
 }

@@ -20,7 +20,7 @@ extension StatusReport {
             out += cells.joined(separator: "  ") + "\n"
         }
         for store in stores { out += notes(store).map { "\(store.store): \($0)\n" }.joined() }
-        return out
+        return out + probeTable()
     }
 
     private func notes(_ store: StoreStatus) -> [String] {

@@ -25,13 +25,14 @@ final class TestPKI: @unchecked Sendable {  // the directory is immutable; files
         return commonName
     }
 
-    /// A server certificate `name.pem` (and `name.key`) for `localhost` and 127.0.0.1, signed by `issuer`.
-    func leaf(_ name: String, issuer: String) {
-        make(name, commonName: "localhost", issuer: issuer, extensions: """
+    /// A server certificate `name.pem` (and `name.key`) for `host` (CN and DNS name; default
+    /// `localhost`) and 127.0.0.1, signed by `issuer`.
+    func leaf(_ name: String, issuer: String, host: String = "localhost") {
+        make(name, commonName: host, issuer: issuer, extensions: """
             basicConstraints=critical,CA:FALSE
             keyUsage=critical,digitalSignature
             extendedKeyUsage=serverAuth
-            subjectAltName=DNS:localhost,IP:127.0.0.1
+            subjectAltName=DNS:\(host),IP:127.0.0.1
 
             """)
     }

@@ -1,0 +1,50 @@
+import PinKeeper
+
+/// The pins' answer for a verified chain a host served: the question a reader asks
+/// (`CacheReader.verdict(commonName:verifiedChain:)`, name = the host name, every depth), then
+/// how long that answer lasts.
+enum ProbeJudgement {
+    /// `chain` is the chain OpenSSL verified, leaf first; never what the server merely sent.
+    static func judge(chain: [Certificate], name: String, reader: CacheReader, threshold: Int64,
+                      now: Int64) -> (ProbeOutcome, String) {
+        let snapshot = reader.snapshot()
+        let pins = snapshot.validPins(now: now).filter { $0.name == name }
+        switch reader.verdict(commonName: name, verifiedChain: chain, now: now) {
+        case .empty:
+            return (.unpinned, "the store has no valid pin for \(name): clients enforcing it reject every certificate")
+        case .untrusted:
+            if let expected = reader.expectedCommonNames, !expected.contains(name) {
+                return (.unpinned, "\(name) is not among the store's expected_common_names: clients enforcing it reject the host")
+            }
+            return (.unpinned, "the served chain matches none of the \(pins.count) valid pin\(pins.count == 1 ? "" : "s") for \(name): "
+                    + "clients enforcing the store reject it now")
+        case .trusted:
+            break
+        }
+        let matching = pins.filter { $0.depth < chain.count && chain[$0.depth].fingerprint == $0.fingerprint }
+        // Trusted without a matching pin: the list's domainsConfig does not require pinning.
+        guard !matching.isEmpty else { return (.pinned, "the store does not require pinning for \(name) (domainsConfig)") }
+
+        // A pin protects the served chain until it expires or the certificate it names does,
+        // whichever comes first; the longest-lasting pin is the one that counts.
+        func end(_ pin: Pin) -> Int64 { min(pin.expires, chain[pin.depth].notAfter ?? Int64.max) }
+        let best = matching.max { end($0) < end($1) }!
+        let trustedUntil = end(best)
+        let depth = best.depth == 0 ? "the served certificate" : "the certificate at depth \(best.depth) of the served chain"
+        guard trustedUntil - now < threshold else {
+            return (.pinned, "\(depth) is pinned until \(Timestamp.iso(trustedUntil))")
+        }
+        if best.expires < chain[best.depth].notAfter ?? Int64.max {
+            // The certificate outlives its pins: the server may well keep serving it.
+            return (.expiring, "the only pins for \(depth) expire \(Timestamp.iso(best.expires)), before the certificate does "
+                    + "(\(Timestamp.iso(chain[best.depth].notAfter ?? 0))), and within expiration_update_threshold")
+        }
+        // The certificate expires first: the host must switch to another one, which must be pinned by then.
+        let replaced = pins.contains { pin in !matching.contains(pin) && pin.expires > trustedUntil }
+        if replaced {
+            return (.pinned, "\(depth) expires \(Timestamp.iso(trustedUntil)); a replacement certificate is already pinned")
+        }
+        return (.expiring, "\(depth) expires \(Timestamp.iso(trustedUntil)), within expiration_update_threshold, and no "
+                + "replacement certificate is pinned for \(name)")
+    }
+}

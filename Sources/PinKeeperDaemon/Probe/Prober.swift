@@ -1,0 +1,58 @@
+import PinKeeper
+
+/// Probes one target: a TLS handshake with the host (on a thread of its own, bounded by the
+/// store's `request_timeout`), then the store's published and fallback pins asked about the
+/// chain OpenSSL verified.
+public struct Prober: Sendable {
+    public var cacheDirectory: String
+    public var clock: WallClock
+
+    public init(cacheDirectory: String, clock: WallClock = SystemClock()) {
+        self.cacheDirectory = cacheDirectory
+        self.clock = clock
+    }
+
+    /// `trust`: the store's trust store (its `probe_ca_file` alone, or the system's), loaded once
+    /// for all the targets that share it; nil to load it for this probe.
+    public func probe(_ target: ProbeTarget, of store: StoreConfig,
+                      trust: Result<TLSClientContext, TLSConnectError>? = nil) async -> ProbeRecord {
+        let address = target.connectTo ?? target.endpoint
+        let handshake: TLSHandshake
+        do {
+            let context = try (trust ?? Result { () throws(TLSConnectError) in try TLSClientContext(caFile: store.probe.caFile) }).get()
+            handshake = try await TLSConnect.handshake(host: address.host, port: address.port, serverName: target.name,
+                                                       context: context, timeoutSeconds: Int(store.policy.requestTimeout))
+        } catch {
+            let reason = error.kind == .caFile ? "probe_ca_file: \(error.description)" : error.description
+            return ProbeRecord(target: target.id, outcome: .error, checked: clock.now(), reason: reason)
+        }
+        let now = clock.now()
+        guard handshake.verificationFailure == nil else {
+            let leaf = handshake.presentedChain.first.flatMap { try? Certificate(der: $0) }
+            return ProbeRecord(target: target.id, outcome: .error, checked: now,
+                               reason: "TLS verification for \(target.name) failed: \(handshake.verificationFailure ?? "")",
+                               peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
+        }
+        var chain: [Certificate] = []
+        for (depth, der) in handshake.verifiedChain.enumerated() {
+            guard let certificate = try? Certificate(der: der) else {
+                return ProbeRecord(target: target.id, outcome: .error, checked: now,
+                                   reason: "the verified chain's certificate at depth \(depth) cannot be parsed", peer: handshake.peer)
+            }
+            chain.append(certificate)
+        }
+        let leaf = chain.first
+        let reader: CacheReader
+        do {
+            reader = try CacheReader(store: store.id, cacheDirectory: cacheDirectory, fallbackFile: store.fallbackFile,
+                                     expectedCommonNames: store.expectedCommonNames)
+        } catch {
+            return ProbeRecord(target: target.id, outcome: .error, checked: now, reason: "the store's pins cannot be read: \(error)",
+                               peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
+        }
+        let (outcome, reason) = ProbeJudgement.judge(chain: chain, name: target.name, reader: reader,
+                                                     threshold: store.policy.expirationUpdateThreshold, now: now)
+        return ProbeRecord(target: target.id, outcome: outcome, checked: now, reason: reason, peer: handshake.peer,
+                           leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
+    }
+}

@@ -41,7 +41,11 @@ struct UpdateConcurrencyTests {
 
     static func configuration(stores count: Int, concurrency: Int, root: URL) throws -> Configuration {
         let stores = try (1...count).map { index in
-            StoreConfig(id: "s\(index)", url: "https://127.0.0.1:1/s\(index)", publicKeys: [try Vectors.keyA()], mode: .static)
+            var store = StoreConfig(id: "s\(index)", url: "https://127.0.0.1:1/s\(index)", publicKeys: [try Vectors.keyA()],
+                                    mode: .static)
+            // No retry may fall due while a test runs, however slow the machine: only the passes it starts count.
+            (store.policy.retryMin, store.policy.retryMax) = (3600, 7200)
+            return store
         }
         let configuration = Configuration(cacheDirectory: root.appendingPathComponent("cache").path,
                                           stateDirectory: root.appendingPathComponent("state").path,

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PinKeeper
+@testable import PinKeeperDaemon
 import Testing
 
 extension FixtureServer {
@@ -108,6 +109,17 @@ struct ImportTests {
         #expect(result.stderr.contains("store 's' is in challenge mode"), "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.state.path).isEmpty)
+    }
+
+    @Test("in process: the updater itself refuses a file for a challenge-mode store, and records nothing")
+    func updaterRefusesChallenge() async throws {
+        let store = try sandbox.store("s", url: server.url("s"))
+        let file = try listFile("list", [Lists.entry("api.example.com", 1)])
+        let report = await sandbox.updater().importList(store, path: file, body: try Data(contentsOf: URL(fileURLWithPath: file)))
+        #expect(report.result == .invalidData && report.reason?.contains("challenge-mode") == true, "\(report)")
+        #expect(sandbox.cacheBytes("s") == nil)
+        #expect(sandbox.savedState("s") == StoreState())
+        #expect(server.requests("s").isEmpty)
     }
 
     @Test("another process holds the store's lock: busy after the wait, exit 1, nothing published")

@@ -10,7 +10,7 @@ struct Pinkeeper: AsyncParsableCommand {
         commandName: "pinkeeper",
         abstract: "Keeps dynamic SSL-pinning databases fresh for local processes.",
         version: PinKeeperVersion.string,
-        subcommands: [Run.self, Update.self, CheckConfig.self, Status.self, Validate.self, Probe.self])
+        subcommands: [Run.self, Update.self, Import.self, CheckConfig.self, Status.self, Validate.self, Probe.self])
 }
 
 struct GlobalOptions: ParsableArguments {

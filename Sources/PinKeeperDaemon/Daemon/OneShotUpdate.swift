@@ -13,6 +13,24 @@ public enum OneShotUpdate {
         public var nextUpdate: Int64
         public var reason: String?
         public var failed: Bool
+
+        init(store: String, result: String, pins: Int, nextUpdate: Int64, reason: String?, failed: Bool) {
+            (self.store, self.result, self.pins, self.nextUpdate, self.reason, self.failed) =
+                (store, result, pins, nextUpdate, reason, failed)
+        }
+
+        /// An attempt's report (`update`, `import`); busy: another process held the store for the whole wait.
+        public init(_ report: StoreUpdater.Report) {
+            self.init(store: report.store, result: report.busy ? "busy" : report.result.rawValue, pins: report.pins,
+                      nextUpdate: report.nextAttempt, reason: report.reason, failed: report.busy || report.result != .ok)
+        }
+
+        /// `<store> <result> pins=N next=ISO[ reason="…"]`; `extra` fields go before the reason.
+        public func text(extra: String = "") -> String {
+            var text = "\(store) \(result) pins=\(pins) next=\(Timestamp.iso(nextUpdate))\(extra)"
+            if let reason { text += " reason=\(LogText.quoted(reason))" }  // server text: one line
+            return text
+        }
     }
 
     public static func run(configuration: Configuration, storeIDs: [String], force: Bool, updater: StoreUpdater,
@@ -39,10 +57,7 @@ public enum OneShotUpdate {
             }
         }
         for report in await UpdatePass.run(due, updater: updater, concurrency: configuration.concurrency) {
-            // busy: the running daemon (or another manual update) held the store for the whole wait.
-            lines[report.store] = Line(store: report.store, result: report.busy ? "busy" : report.result.rawValue,
-                                       pins: report.pins, nextUpdate: report.nextAttempt, reason: report.reason,
-                                       failed: report.busy || report.result != .ok)
+            lines[report.store] = Line(report)
         }
         return selected.compactMap { lines[$0.id] }
     }

@@ -28,8 +28,9 @@ public struct CacheDirectory: Sendable {
     }
 
     /// Reads a store's published file without following a symlink or waiting on a FIFO. A file
-    /// that does not parse is left in place and copied once to `<store>.json.corrupt-<mtime>`.
-    public func load(store: String, now: Int64) -> Loaded {
+    /// that does not parse is left in place and copied once to `<store>.json.corrupt-<mtime>`
+    /// (unless `keepingCopy` is false: a dry run writes nothing).
+    public func load(store: String, now: Int64, keepingCopy: Bool = true) -> Loaded {
         let file = filePath(for: store)
         let data: Data, identity: FileIdentity
         let known = memo.entry(for: file)
@@ -42,13 +43,13 @@ public struct CacheDirectory: Sendable {
         do {
             let cache = try CacheFile(json: data)
             guard cache.metadata.store == store else {
-                return .corrupt(reason: "it belongs to store '\(cache.metadata.store)'", copy: keepCopy(data, of: store))
+                return .corrupt(reason: "it belongs to store '\(cache.metadata.store)'", copy: keepingCopy ? keepCopy(data, of: store) : nil)
             }
             memo.remember(cache, identity: identity, for: file)
             return .valid(cache)
         } catch {
             if let format = Self.declaredFormat(data), format > CacheFile.formatVersion { return .newerFormat(format) }
-            return .corrupt(reason: error.reason, copy: keepCopy(data, of: store))
+            return .corrupt(reason: error.reason, copy: keepingCopy ? keepCopy(data, of: store) : nil)
         }
     }
 

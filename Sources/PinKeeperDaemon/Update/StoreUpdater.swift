@@ -38,7 +38,17 @@ public struct StoreUpdater: Sendable {
         public var busy = false
     }
 
-    public func update(_ store: StoreConfig) async -> Report {
+    /// Where an update's list comes from.
+    public enum ListSource: Sendable {
+        /// Fetched from the store's URL.
+        case server
+        /// A static list the operator carried over (`pinkeeper import`, air-gapped hosts): verified
+        /// and merged exactly like a fetched one. A failure is reported but not recorded: the
+        /// operator's file says nothing about the store's server, and must not delay its retries.
+        case file(path: String, body: Data)
+    }
+
+    public func update(_ store: StoreConfig, from source: ListSource = .server) async -> Report {
         // One writer per store: the daemon and a manual `pinkeeper update` take turns.
         let lock: StoreLock?, lockFailure: FileError?
         switch await StoreLock.acquire(store: store.id, in: state.path, waiting: lockWait) {
@@ -61,7 +71,7 @@ public struct StoreUpdater: Sendable {
         do throws(UpdateFailure) {
             if let lockFailure { throw UpdateFailure(.writeFailed, "\(lockFailure); the published file was left as it was") }
             if let refusal { throw refusal }
-            let outcome = try await fetchAndPublish(store, previous: previous, memory: memory, now: now)
+            let outcome = try await fetchAndPublish(store, from: source, previous: previous, memory: memory, now: now)
             memory.lastResult = .ok
             memory.lastReason = nil
             memory.lastSuccess = now
@@ -74,7 +84,7 @@ public struct StoreUpdater: Sendable {
             logger.info("update succeeded", metadata: [
                 "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins.count)",
                 "next_update": "\(Timestamp.iso(outcome.nextUpdate))", "not_modified": "\(outcome.notModified)",
-            ])
+            ].merging(source.logMetadata) { $1 })
             warnIfExpiring(store, pins: outcome.pins, now: now)
             return Report(store: store.id, result: .ok, pins: outcome.pins.count, nextAttempt: outcome.nextUpdate,
                           notModified: outcome.notModified)
@@ -84,6 +94,9 @@ public struct StoreUpdater: Sendable {
             return Report(store: store.id, result: error.result, reason: "interrupted", pins: validBefore.count,
                           nextAttempt: now)
         } catch {
+            if case .file = source {
+                return rejectedImport(store, error, from: source, pins: validBefore.count, previous: previous, memory: memory, now: now)
+            }
             memory.lastResult = error.result
             memory.lastReason = error.reason
             memory.consecutiveFailures += 1
@@ -105,8 +118,9 @@ public struct StoreUpdater: Sendable {
     }
 
     /// The cached pins to merge with, or why the store must not be published at all.
-    func loadCache(_ store: StoreConfig, now: Int64) -> (CacheFile?, UpdateFailure?) {
-        switch cache.load(store: store.id, now: now) {
+    /// `keepingCopy`: false for a dry run, which writes nothing, not even a copy of a corrupt file.
+    func loadCache(_ store: StoreConfig, now: Int64, keepingCopy: Bool = true) -> (CacheFile?, UpdateFailure?) {
+        switch cache.load(store: store.id, now: now, keepingCopy: keepingCopy) {
         case .missing: return (nil, nil)
         case .valid(let file): return (file, nil)
         case .corrupt(let reason, let copy):
@@ -164,22 +178,51 @@ public struct StoreUpdater: Sendable {
         }
     }
 
-    private struct Outcome {
+    /// What an update would publish, decided before anything is written: fetch → verify →
+    /// merge. `update` publishes it (`fetchAndPublish`); `dryRun` only describes it.
+    struct Plan {
         /// The store's valid pins after the update, in published order.
         var pins: [Pin]
+        /// The file to publish; nil when the response added nothing and the published file is
+        /// left byte-identical.
+        var file: CacheFile?
         var nextUpdate: Int64
         var validators: (etag: String?, lastModified: String?)
         var bodyDigest: String?
         var notModified: Bool
-        /// false when the response added nothing and the published file was left byte-identical.
-        var published: Bool
+        /// A static list carried `depth` or `domainsConfig`, which were dropped.
+        var ignoredUnsignedFields = false
+        var published: Bool { file != nil }
     }
 
-    private func fetchAndPublish(_ store: StoreConfig, previous: CacheFile?, memory: StoreState, now: Int64)
-        async throws(UpdateFailure) -> Outcome
+    private func fetchAndPublish(_ store: StoreConfig, from source: ListSource, previous: CacheFile?, memory: StoreState,
+                                 now: Int64) async throws(UpdateFailure) -> Plan {
+        let plan = try await plan(store, from: source, previous: previous, memory: memory, now: now)
+        guard let file = plan.file else { return plan }
+        do {
+            try await BlockingWork.run { [cache] () throws(FileError) in try cache.publish(file) }
+        } catch {
+            throw UpdateFailure(.writeFailed, "\(error); the published file was left as it was")
+        }
+        return plan
+    }
+
+    func plan(_ store: StoreConfig, from source: ListSource, previous: CacheFile?, memory: StoreState, now: Int64)
+        async throws(UpdateFailure) -> Plan
     {
-        let exchange = try ListExchange(store: store, previous: previous, memory: memory)
-        let response = try await fetcher.fetch(exchange.request)
+        let exchange: ListExchange, response: HTTPResponse
+        switch source {
+        case .server:
+            exchange = try ListExchange(store: store, previous: previous, memory: memory)
+            response = try await fetcher.fetch(exchange.request)
+        case .file(_, let body):
+            guard store.mode == .static else {
+                throw UpdateFailure(.invalidData, "a challenge-mode store takes no list from a file: only the server's signature over a fresh challenge shows a list is current")
+            }
+            // An unconditional 200 without headers: a file has no validators to remember.
+            exchange = try ListExchange(store: store, previous: nil, memory: StoreState())
+            response = HTTPResponse(status: 200, headers: [:], body: body)
+        }
         let merged: PinMerger.Outcome
         // Static lists: the same bytes as the last verified list are as good as a 304.
         let digest = store.mode == .static && response.status == 200 ? Self.hexDigest(response.body) : nil
@@ -204,21 +247,17 @@ public struct StoreUpdater: Sendable {
                 // Only expired entries: nothing to add, so the published pins stay exactly as they were.
                 let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random,
                                                 catchingUp: Self.isCatchUp(previous, store: store, now: now))
-                return Outcome(pins: merged.pins, nextUpdate: next, validators: validators, bodyDigest: digest,
-                               notModified: false, published: false)
+                return Plan(pins: merged.pins, file: nil, nextUpdate: next, validators: validators, bodyDigest: digest,
+                            notModified: false, ignoredUnsignedFields: merged.ignoredUnsignedFields)
             }
         }
         let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random,
                                         catchingUp: Self.isCatchUp(previous, store: store, now: now))
         let file = CacheFile(list: PinList(pins: merged.pins, domainsConfig: merged.domainsConfig),
                              metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: next, mode: store.mode))
-        do {
-            try await BlockingWork.run { [cache] () throws(FileError) in try cache.publish(file) }
-        } catch {
-            throw UpdateFailure(.writeFailed, "\(error); the published file was left as it was")
-        }
-        return Outcome(pins: merged.pins, nextUpdate: next, validators: validators,
-                       bodyDigest: digest ?? memory.bodyDigest, notModified: notModified, published: true)
+        return Plan(pins: merged.pins, file: file, nextUpdate: next, validators: validators,
+                    bodyDigest: digest ?? memory.bodyDigest, notModified: notModified,
+                    ignoredUnsignedFields: merged.ignoredUnsignedFields)
     }
 
     static func hexDigest(_ body: Data) -> String {

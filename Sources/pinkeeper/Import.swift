@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import PinKeeperDaemon
+
+struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Verify a static list from a file and publish it as an update would (for hosts without access to the list's server).",
+        discussion: """
+            The file is a static list as its server serves it ({"fingerprints": [...]}, every entry signed). \
+            Each new entry must verify under the store's configured public keys, expired entries are skipped, \
+            one bad entry rejects the whole file, and the merged pins are published atomically and recorded \
+            as a successful update. A rejected file changes nothing. Waits for the store's lock like update. \
+            Exit status: 0 published; 1 the file was rejected or unreadable, the store busy, or the cache or \
+            state directory cannot be created or written; 64 unknown store, or a challenge-mode store (an \
+            offline file cannot prove it is current); 78 bad configuration.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .customLong("store"), help: "The static-mode store to import into.")
+    var store: String
+
+    @Argument(help: "The static list file, or - for standard input.")
+    var file: String
+
+    func run() async throws {
+        let configuration = try global.loadConfiguration()
+        guard let config = configuration.store(store) else {
+            FileHandle.standardError.write(Data("pinkeeper: no store '\(store)' in \(global.configPath)\n".utf8))
+            throw ExitCode(64)
+        }
+        guard config.mode == .static else {
+            FileHandle.standardError.write(Data("""
+                pinkeeper: store '\(store)' is in challenge mode and cannot import a file: only its server's signature \
+                over a fresh challenge shows a list is current (import works for mode = "static" stores)
+
+                """.utf8))
+            throw ExitCode(64)
+        }
+        let body: Data
+        do {
+            body = try OfflineList.read(file, limit: config.policy.maxResponseSize)
+        } catch {
+            FileHandle.standardError.write(Data("pinkeeper: store '\(store)': \(error); nothing was imported\n".utf8))
+            throw ExitCode(1)
+        }
+        try global.prepareDirectories(configuration, failureStatus: 1)
+        let logger = global.makeLogger()
+        let report = await makeUpdater(configuration, logger: logger).importList(config, path: file, body: body)
+        let line = OneShotUpdate.Line(report)
+        print(line.text())
+        if line.failed { throw ExitCode(1) }
+    }
+}

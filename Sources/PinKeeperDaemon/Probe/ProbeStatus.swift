@@ -88,13 +88,7 @@ extension StatusReport {
     func probePrometheus() -> String {
         guard !probes.isEmpty else { return "" }
         var out = ""
-        func family(_ name: String, _ help: String, _ samples: [(labels: [(String, String)], value: Int64)]) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
-            for sample in samples {
-                let labels = sample.labels.map { "\($0.0)=\"\(Self.escapeLabel($0.1))\"" }.joined(separator: ",")
-                out += "\(name){\(labels)} \(sample.value)\n"
-            }
-        }
+        func family(_ name: String, _ help: String, _ samples: [GaugeSample]) { out += Self.gauge(name, help, samples) }
         func labels(_ probe: ProbeStatus) -> [(String, String)] { [("store", probe.store), ("target", probe.target)] }
 
         family("pinkeeper_probe_outcome",

@@ -6,14 +6,8 @@
 extension StatusReport {
     public func prometheus() -> String {
         var out = ""
-        func family(_ name: String, _ help: String, _ samples: [(labels: [(String, String)], value: Int64)]) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
-            for sample in samples {
-                let labels = sample.labels.map { "\($0.0)=\"\(Self.escapeLabel($0.1))\"" }.joined(separator: ",")
-                out += "\(name){\(labels)} \(sample.value)\n"
-            }
-        }
-        func perStore(_ value: (StoreStatus) -> Int64?) -> [(labels: [(String, String)], value: Int64)] {
+        func family(_ name: String, _ help: String, _ samples: [GaugeSample]) { out += Self.gauge(name, help, samples) }
+        func perStore(_ value: (StoreStatus) -> Int64?) -> [GaugeSample] {
             stores.compactMap { store in value(store).map { ([("store", store.store)], $0) } }
         }
 
@@ -47,6 +41,18 @@ extension StatusReport {
         family("pinkeeper_store_consecutive_failures", "Failed update attempts since the last success.",
                perStore { $0.consecutiveFailures.map(Int64.init) })
         return out + probePrometheus()
+    }
+
+    typealias GaugeSample = (labels: [(String, String)], value: Int64)
+
+    /// One gauge family: HELP and TYPE lines, then all of its samples together.
+    static func gauge(_ name: String, _ help: String, _ samples: [GaugeSample]) -> String {
+        var out = "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+        for sample in samples {
+            let labels = sample.labels.map { "\($0.0)=\"\(escapeLabel($0.1))\"" }.joined(separator: ",")
+            out += "\(name){\(labels)} \(sample.value)\n"
+        }
+        return out
     }
 
     /// Label values escape backslash, double quote and line feed.

@@ -164,7 +164,7 @@ struct ConnectTests {
     @Test("connection refused exits 69, an unknown host 68, a silent server times out with 69")
     func unavailable() throws {
         let world = try pinnedWorld()
-        let closed = try Listener()
+        let closed = try SilentListener()
         let port = closed.port
         closed.close()
         let refused = connect(world, port: port)
@@ -177,7 +177,7 @@ struct ConnectTests {
         #expect(unknown.stderr.contains("cannot resolve host.invalid"))
 
         // Accepts TCP (the kernel's backlog) but never answers the ClientHello.
-        let silent = try Listener()
+        let silent = try SilentListener()
         let started = Date()
         let timedOut = connect(world, port: silent.port, timeout: "1")
         #expect(timedOut.status == 69)
@@ -185,29 +185,4 @@ struct ConnectTests {
         #expect(Date().timeIntervalSince(started) < 8)
         silent.close()
     }
-}
-
-/// A listening TCP socket on 127.0.0.1 that never accepts.
-private final class Listener {
-    let fd: Int32
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound, listen(fd, 8) == 0 else {
-            Glibc.close(fd)
-            throw FixtureError("cannot listen on 127.0.0.1")
-        }
-        self.fd = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    func close() { _ = Glibc.close(fd) }
 }

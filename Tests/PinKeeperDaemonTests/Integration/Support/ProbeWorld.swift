@@ -94,5 +94,13 @@ final class SilentListener {
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 
-    deinit { Glibc.close(fd) }
+    private var isOpen = true
+
+    /// Closes it now (a port then refuses connections); otherwise it closes when released.
+    func close() {
+        if isOpen { _ = Glibc.close(fd) }
+        isOpen = false
+    }
+
+    deinit { close() }
 }

@@ -150,7 +150,7 @@ struct ConfigTests {
         #expect(UpdatePolicy().expirationUpdateThreshold == 1_209_600)
     }
 
-    @Test(arguments: [("\"90s\"", 90), ("\"15m\"", 900), ("\"36h\"", 129_600), ("\"7d\"", 604_800), ("45", 45)] as [(String, Int64)])
+    @Test(arguments: [("\"90s\"", 90), ("\"15m\"", 900), ("\"36h\"", 129_600), ("\"7d\"", 604_800), ("\"2w\"", 1_209_600), ("45", 45)] as [(String, Int64)])
     func durationUnits(_ text: String, _ seconds: Int64) throws {
         let config = try Self.load("[defaults]\nrequest_timeout = \(text)\n" + Self.store()).config()
         #expect(config.stores.first?.policy.requestTimeout == seconds)
@@ -317,7 +317,7 @@ struct ConfigTests {
                              "line 3")
     }
 
-    @Test(arguments: ["\"7 days\"", "\"7D\"", "\"s\"", "\"1.5h\"", "1.5", "true"])
+    @Test(arguments: ["\"7 days\"", "\"7D\"", "\"1W\"", "\"w\"", "\"s\"", "\"1.5h\"", "1.5", "true"])
     func badDuration(_ value: String) throws {
         try Self.expectError(Self.load(Self.store("banking", "retry_min = \(value)")), store: "banking", key: "retry_min",
                              "must be a duration")

@@ -1,8 +1,8 @@
-/// Durations ("90s", "15m", "36h", "7d" or integer seconds) and sizes ("512KiB", "1MiB" or
+/// Durations ("90s", "15m", "36h", "7d", "2w" or integer seconds) and sizes ("512KiB", "1MiB" or
 /// integer bytes) as written in the configuration.
 enum Units {
     static func seconds(_ text: String) -> Int64? {
-        let units: [(String, Int64)] = [("s", 1), ("m", 60), ("h", 3_600), ("d", 86_400)]
+        let units: [(String, Int64)] = [("s", 1), ("m", 60), ("h", 3_600), ("d", 86_400), ("w", 604_800)]
         return scaled(text, units)
     }
 

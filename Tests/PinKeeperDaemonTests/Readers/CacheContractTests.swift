@@ -256,6 +256,35 @@ struct CacheContractTests {
         #expect(run(["--fallback", fallback.path, published.banking, "api.example.com", Lists.fingerprint(6)]) == 0)
         #expect(run(["--expected-name", "cdn.example.com", published.banking, "api.example.com", Lists.fingerprint(1)]) == 1)
         #expect(run(["--expected-name", "api.example.com", published.banking, "api.example.com", Lists.fingerprint(1)]) == 0)
+        // The operator's expected names come before the server's domainsConfig, which leaves
+        // static.example.com unpinned: the server cannot widen the operator's list.
+        #expect(run(["--expected-name", "api.example.com", published.domains, "static.example.com", Lists.fingerprint(9)]) == 1)
+    }
+
+    @Test("the Python reader refuses a FIFO or symlink planted at the cache path at once; a fallback may be a symlink")
+    func pythonRefusesPlantedFiles() async throws {
+        let published = try await Published()
+        let directory = TestEnvironment.temporaryDirectory("planted")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("banking.json").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let link = directory.appendingPathComponent("link.json").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: published.banking)
+        func run(_ arguments: [String]) -> ChildProcess.Result {
+            // Far longer than refusing takes; a reader that waits for a writer runs into it.
+            ChildProcess.run("/usr/bin/env", ["python3", Self.python] + arguments, timeout: 15)
+        }
+
+        let fromFIFO = run([fifo, "api.example.com", Lists.fingerprint(1)])
+        #expect(!fromFIFO.timedOut, "validate.py waited on a FIFO")
+        #expect(fromFIFO.status == 66 && fromFIFO.stderr.contains("not a regular file"), "\(fromFIFO.status) \(fromFIFO.stderr)")
+        let fromLink = run([link, "api.example.com", Lists.fingerprint(1)])
+        #expect(fromLink.status == 66 && fromLink.stderr.contains("symlink"), "\(fromLink.status) \(fromLink.stderr)")
+        let fallbackFIFO = run(["--fallback", fifo, published.banking, "api.example.com", Lists.fingerprint(1)])
+        #expect(!fallbackFIFO.timedOut && fallbackFIFO.status == 66, "\(fallbackFIFO.status) \(fallbackFIFO.stderr)")
+        // The fallback file is configuration: a symlink to a list is followed.
+        let fallbackLink = run(["--fallback", link, published.statics, "api.example.com", Lists.fingerprint(1)])
+        #expect(fallbackLink.status == 0, "\(fallbackLink.status) \(fallbackLink.stderr)")
     }
 
     @Test("both readers: 64 usage, 65 not a cache file, 66 unreadable")

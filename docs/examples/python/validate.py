@@ -9,10 +9,11 @@ FINGERPRINT is the standard base64 of the SHA-256 of the certificate's DER bytes
 
 Prints trusted, untrusted or empty and exits 0, 1 or 2 (treat both 1 and 2 as "reject";
 2 means the store has no live pin for the name and needs an update). 64 usage error,
-65 the cache file is not a pinkeeper cache file, 66 it cannot be read.
+65 the cache file is not a pinkeeper cache file, 66 it cannot be read (or is a symlink, FIFO
+or anything else that is not a regular file: refused at once, never waited on).
 
-The rules are Wultra's (docs/cache-format.md, "Validating"): a listed domain in domainsConfig
-that does not require pinning is trusted; a name outside the expected names is untrusted;
+The rules are Wultra's (docs/cache-format.md, "Validating"): a name outside the expected names
+is untrusted; then a listed domain in domainsConfig that does not require pinning is trusted;
 only unexpired entries for exactly this name and depth count; any matching fingerprint
 wins; none live is "empty". In a static-mode file ("mode": "static") only name, fingerprint
 and expires are signed: domainsConfig is ignored and entries with a depth are skipped.
@@ -22,7 +23,10 @@ Standard library only.
 import argparse
 import base64
 import binascii
+import errno
 import json
+import os
+import stat
 import sys
 import time
 
@@ -50,10 +54,11 @@ def pinning_required(domains_config, name):
 
 def verdict(entries, domains_config, name, fingerprint, depth, now, expected_names=None):
     """entries: cached entries followed by fallback entries, as parsed from JSON."""
-    if not pinning_required(domains_config, name):
-        return TRUSTED
+    # The operator's expected names come first: domainsConfig, from the server, must not widen them.
     if expected_names and name not in expected_names:
         return UNTRUSTED
+    if not pinning_required(domains_config, name):
+        return TRUSTED
     if not entries:
         return EMPTY
     attempts = 0
@@ -68,12 +73,31 @@ def verdict(entries, domains_config, name, fingerprint, depth, now, expected_nam
     return UNTRUSTED if attempts else EMPTY
 
 
-def load(path, need_metadata):
+def read_regular_file(path, follow_symlink):
+    """The bytes of the regular file at path. O_NONBLOCK: a FIFO planted there is refused at once
+    instead of waiting for a writer; O_NOFOLLOW (cache files only): nothing planted is followed."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlink else os.O_NOFOLLOW)
     try:
-        with open(path, "rb") as handle:
-            document = json.load(handle)
+        fd = os.open(path, flags)
     except OSError as error:
+        if error.errno == errno.ELOOP and not follow_symlink:
+            fail(66, f"{path}: is a symlink, which is never followed")
         fail(66, f"{path}: {error.strerror}")
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            fail(66, f"{path}: not a regular file (a FIFO, device or directory?)")
+        try:
+            return handle.read()
+        except OSError as error:
+            fail(66, f"{path}: {error.strerror}")
+
+
+def load(path, need_metadata):
+    """need_metadata: a cache file (never through a symlink); otherwise a fallback list, which
+    is configuration and may be a symlink."""
+    data = read_regular_file(path, follow_symlink=not need_metadata)
+    try:
+        document = json.loads(data)
     except ValueError as error:
         fail(65, f"{path}: not JSON: {error}")
     if not isinstance(document, dict) or not isinstance(document.get("fingerprints"), list):

@@ -27,13 +27,15 @@ struct Update: AsyncParsableCommand {
         }
         try global.prepareDirectories(configuration, failureStatus: 1)
         let logger = global.makeLogger()
+        let hooks = ChangeHooks(logger: logger)
         let lines = await OneShotUpdate.run(configuration: configuration, storeIDs: stores, force: force,
-                                            updater: makeUpdater(configuration, logger: logger))
+                                            updater: makeUpdater(configuration, logger: logger, hooks: hooks))
         for line in lines {
             var text = "\(line.store) \(line.result) pins=\(line.pins) next=\(Timestamp.iso(line.nextUpdate))"
             if let reason = line.reason { text += " reason=\(LogText.quoted(reason))" }  // server text: one line
             print(text)
         }
+        await hooks.finish()  // a hook's result is logged, never part of the exit status
         if lines.contains(where: \.failed) { throw ExitCode(1) }
     }
 }

@@ -7,6 +7,8 @@ public enum LogEventID: String, Sendable, CaseIterable {
     case storeEmpty = "store-empty"
     case pinsExpiring = "pins-expiring"
     case pinsDropped = "pins-dropped"
+    case hookFinished = "hook-finished"
+    case hookFailed = "hook-failed"
 
     /// journald message ids: 128-bit, fixed forever once published.
     public var messageID: String {
@@ -16,6 +18,8 @@ public enum LogEventID: String, Sendable, CaseIterable {
         case .storeEmpty: "affbeeb88ed249938a5ad4e693d5800f"
         case .pinsExpiring: "932547c34458409ca2154fa91ab0ec75"
         case .pinsDropped: "d0c2bfcb267743b6a162b68ce2a7b450"
+        case .hookFinished: "989bb80630fe4ce0a6de2fdccc3e008c"
+        case .hookFailed: "2bc2d7dfbcdf4cc5827e27e76bb24ba2"
         }
     }
 

@@ -34,7 +34,7 @@ struct Run: AsyncParsableCommand {
             makeUpdater: { makeUpdater($0, logger: logger, hooks: hooks) },
             notifier: SystemdNotifier(), logger: logger)
         await daemon.run(triggers: triggers)
-        await hooks.finish()  // bounded: each run ends within its hook_timeout plus the kill grace
+        await hooks.stop()  // within the kill grace, well inside the unit's TimeoutStopSec=
         withExtendedLifetime(watcher) {}
     }
 

@@ -94,3 +94,30 @@ struct HookProcessTests {
         return false
     }
 }
+
+/// `ChangeHooks.stop`, as a stopping daemon uses it.
+@Suite("Change hooks at stop")
+struct ChangeHooksStopTests {
+    @Test("stop ends a running hook at once, long before its timeout, drops owed runs and starts no more")
+    func stopEndsRunningHooks() async throws {
+        let log = LogRecorder()
+        let hooks = ChangeHooks(logger: log.logger, killGrace: .milliseconds(300))
+        var policy = UpdatePolicy()
+        policy.onChange = ["/bin/sh", "-c", "sleep 300"]
+        policy.hookTimeout = 600
+        let store = StoreConfig(id: "a", url: "https://example.com/", publicKeys: [], policy: policy)
+        hooks.pinsChanged(store, cacheFile: "/nonexistent/a.json", pins: 1)
+        hooks.pinsChanged(store, cacheFile: "/nonexistent/a.json", pins: 2)  // owed
+        try await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        await hooks.stop()
+        #expect(ContinuousClock.now - started < .seconds(3))
+        hooks.pinsChanged(store, cacheFile: "/nonexistent/a.json", pins: 3)  // ignored now
+        try await Task.sleep(for: .milliseconds(200))
+        let ends = log.all.filter { $0.message.hasPrefix("change hook") }
+        #expect(ends.count == 1, "\(ends)")
+        #expect(ends.first?.message == "change hook failed")
+        #expect(ends.first?.metadata["reason"] == "ended early: pinkeeper is stopping")
+        #expect(ends.first?.metadata["signal"] == "SIGTERM")
+    }
+}

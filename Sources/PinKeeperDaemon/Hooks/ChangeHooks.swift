@@ -23,6 +23,8 @@ public final class ChangeHooks: Sendable {
         var running: Set<String> = []
         var owed: [String: Request] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The daemon is stopping: running hooks are ended now, owed runs dropped, none started.
+        var stopping = false
     }
     private let state = Mutex(State())
     private let logger: Logger
@@ -43,6 +45,7 @@ public final class ChangeHooks: Sendable {
                               environment: HookEnvironment.make(store: store.id, cacheFile: cacheFile, pins: pins,
                                                                 from: environment))
         let start = state.withLock { state in
+            guard !state.stopping else { return false }
             guard state.running.insert(store.id).inserted else {
                 state.owed[store.id] = request
                 return false
@@ -56,8 +59,8 @@ public final class ChangeHooks: Sendable {
         }
     }
 
-    /// Waits until no hook runs and none is owed. Each run ends within its `hook_timeout` plus
-    /// twice the kill grace, so this wait is bounded too.
+    /// Waits until no hook runs and none is owed (`pinkeeper update`). Each run ends within its
+    /// `hook_timeout` plus twice the kill grace, so this wait is bounded too.
     public func finish() async {
         await withCheckedContinuation { continuation in
             let idle = state.withLock { state in
@@ -69,11 +72,23 @@ public final class ChangeHooks: Sendable {
         }
     }
 
+    /// For a stopping daemon: ends running hooks now (SIGTERM, SIGKILL after the grace period)
+    /// rather than at their timeout, which may be longer than systemd waits for the stop, drops
+    /// owed runs, and waits for the ends.
+    public func stop() async {
+        state.withLock { state in
+            state.stopping = true
+            state.owed = [:]
+        }
+        await finish()
+    }
+
     private func runAll(from first: Request) {
         var request = first
         while true {
             let outcome = HookProcess.run(argv: request.argv, environment: request.environment, timeout: request.timeout,
-                                          grace: grace, outputLimit: Self.outputLimit)
+                                          grace: grace, outputLimit: Self.outputLimit,
+                                          stop: { self.state.withLock { $0.stopping } })
             log(outcome, of: request)
             let (next, waiters) = state.withLock { state -> (Request?, [CheckedContinuation<Void, Never>]) in
                 if let owed = state.owed.removeValue(forKey: request.store) { return (owed, []) }
@@ -98,7 +113,9 @@ public final class ChangeHooks: Sendable {
         case .signalled(let signal): metadata["signal"] = "\(Self.signalName(signal))"
         case .notStarted(let error): metadata["reason"] = "cannot start it: \(String(cString: strerror(error)))"
         case .unreaped: metadata["reason"] = "still running after SIGKILL; left behind"
+        case .lost: metadata["reason"] = "its exit status was collected elsewhere"
         }
+        if outcome.stopped { metadata["reason"] = "ended early: pinkeeper is stopping" }
         if outcome.timedOut {
             metadata["timed_out"] = "true"
             metadata["hook_timeout"] = "\(Units.describe(seconds: request.timeout.components.seconds))"

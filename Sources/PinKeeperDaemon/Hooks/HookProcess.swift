@@ -14,18 +14,23 @@ enum HookProcess {
             case notStarted(Int32)
             /// Still there after SIGKILL and another grace period (stuck in the kernel): left behind.
             case unreaped
+            /// Ended, but its exit status was collected by someone else (a stray waitpid(-1)).
+            case lost
         }
         var end: End
         var timedOut: Bool
+        /// Terminated early because `stop` said so (the daemon is stopping).
+        var stopped = false
         var duration: Duration
         var stdout: CapturedOutput
         var stderr: CapturedOutput
 
-        var succeeded: Bool { end == .exited(0) && !timedOut }
+        var succeeded: Bool { end == .exited(0) && !timedOut && !stopped }
     }
 
+    /// `stop` is asked as the hook runs; once it says yes the hook is ended as at its timeout.
     static func run(argv: [String], environment: [String], timeout: Duration, grace: Duration,
-                    outputLimit: Int) -> Outcome {
+                    outputLimit: Int, stop: () -> Bool = { false }) -> Outcome {
         let started = ContinuousClock.now
         var stdout = CapturedOutput(limit: outputLimit), stderr = CapturedOutput(limit: outputLimit)
         var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
@@ -53,7 +58,8 @@ enum HookProcess {
         defer { readers.forEach { close($0) } }
 
         var open = readers
-        var timedOut = false, terminatedAt: ContinuousClock.Instant?, killedAt: ContinuousClock.Instant?
+        var timedOut = false, stopped = false
+        var terminatedAt: ContinuousClock.Instant?, killedAt: ContinuousClock.Instant?
         let deadline = started + timeout
         while true {
             drain(&open, stdout: &stdout, stderr: &stderr, readers: readers, waitMilliseconds: open.isEmpty ? 0 : 20)
@@ -61,24 +67,27 @@ enum HookProcess {
             if hasExited(pid) {
                 // Leftovers of a hook that ran out of time go too; a hook that finished may leave
                 // a background process running (its own business).
-                if timedOut { kill(-pid, SIGKILL) }
+                if terminatedAt != nil { kill(-pid, SIGKILL) }
                 drain(&open, stdout: &stdout, stderr: &stderr, readers: readers, waitMilliseconds: 0)
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-                let end: Outcome.End = status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
-                return Outcome(end: end, timedOut: timedOut, duration: ContinuousClock.now - started,
+                var status: Int32 = 0, reaped: pid_t
+                repeat { reaped = waitpid(pid, &status, 0) } while reaped == -1 && errno == EINTR
+                let end: Outcome.End = reaped != pid ? .lost
+                    : status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
+                return Outcome(end: end, timedOut: timedOut, stopped: stopped, duration: ContinuousClock.now - started,
                                stdout: stdout, stderr: stderr)
             }
             let now = ContinuousClock.now
-            if terminatedAt == nil && now >= deadline {
-                timedOut = true
+            if terminatedAt == nil && (now >= deadline || stop()) {
+                timedOut = now >= deadline
+                stopped = !timedOut
                 terminatedAt = now
                 kill(-pid, SIGTERM)
             } else if let terminatedAt, killedAt == nil, now >= terminatedAt + grace {
                 killedAt = now
                 kill(-pid, SIGKILL)
             } else if let killedAt, now >= killedAt + grace {
-                return Outcome(end: .unreaped, timedOut: true, duration: now - started, stdout: stdout, stderr: stderr)
+                return Outcome(end: .unreaped, timedOut: timedOut, stopped: stopped, duration: now - started,
+                               stdout: stdout, stderr: stderr)
             }
         }
     }
@@ -89,7 +98,8 @@ enum HookProcess {
         var info = siginfo_t()
         let result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT)
         // Linux zeroes si_signo when WNOHANG finds nothing; SIGCHLD means the child has ended.
-        return result == 0 && info.si_signo == SIGCHLD
+        // ECHILD: someone else reaped it.
+        return (result == 0 && info.si_signo == SIGCHLD) || (result == -1 && errno == ECHILD)
     }
 
     /// Reads whatever the pipes hold, waiting at most `waitMilliseconds` for the first byte.

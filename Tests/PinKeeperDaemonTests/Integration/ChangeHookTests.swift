@@ -131,6 +131,21 @@ struct ChangeHookTests {
         #expect(line.hasPrefix("warning: change hook failed") && line.contains("timed_out=true"), "\(line)")
     }
 
+    @Test("run: SIGTERM ends a running hook at once instead of waiting for its hook_timeout")
+    func stopDuringHook() throws {
+        let hook = try HookScript(in: sandbox.root, body: "sleep 300")
+        try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")], storeExtra: hook.keys(timeout: "10m"))
+        let daemon = try DaemonProcess(config: config)
+        #expect(hook.waitForRuns(1, timeout: 15).count == 1)
+        let sent = Date()
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 10) == 0)
+        #expect(Date().timeIntervalSince(sent) < 3, "stop waited \(Date().timeIntervalSince(sent)) s")
+        let line = try #require(hookLines(daemon.stderr).first, "\(daemon.stderr)")
+        #expect(line.contains("reason=\"ended early: pinkeeper is stopping\""), "\(line)")
+    }
+
     @Test("run: never two runs at once for a store; changes meanwhile coalesce into one more run with the newest pins")
     func coalesced() throws {
         let release = sandbox.root.appendingPathComponent("release").path

@@ -86,6 +86,7 @@ install-files:
 	chmod 0644 $(DESTDIR)$(UNITDIR)/pinkeeper.service.tmp
 	mv $(DESTDIR)$(UNITDIR)/pinkeeper.service.tmp $(DESTDIR)$(UNITDIR)/pinkeeper.service
 	install -m 0644 $(PK_TOP)/systemd/pinkeeper.sysusers $(DESTDIR)$(SYSUSERSDIR)/pinkeeper.conf
+	install -m 0644 $(PK_TOP)/systemd/pinkeeper-reload@.path $(PK_TOP)/systemd/pinkeeper-reload@.service $(DESTDIR)$(UNITDIR)/
 	gzip -9n -c $(PK_TOP)/docs/man/pinkeeper.8 > $(DESTDIR)$(MANDIR)/man8/pinkeeper.8.gz
 	gzip -9n -c $(PK_TOP)/docs/man/pinkeeper.toml.5 > $(DESTDIR)$(MANDIR)/man5/pinkeeper.toml.5.gz
 	chmod 0644 $(DESTDIR)$(MANDIR)/man8/pinkeeper.8.gz $(DESTDIR)$(MANDIR)/man5/pinkeeper.toml.5.gz
@@ -114,6 +115,7 @@ endif
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pinkeeper $(DESTDIR)$(UNITDIR)/pinkeeper.service \
+	  $(DESTDIR)$(UNITDIR)/pinkeeper-reload@.path $(DESTDIR)$(UNITDIR)/pinkeeper-reload@.service \
 	  $(DESTDIR)$(SYSUSERSDIR)/pinkeeper.conf \
 	  $(DESTDIR)$(MANDIR)/man8/pinkeeper.8.gz $(DESTDIR)$(MANDIR)/man5/pinkeeper.toml.5.gz \
 	  $(DESTDIR)$(BASHCOMPDIR)/pinkeeper $(DESTDIR)$(ZSHCOMPDIR)/_pinkeeper \

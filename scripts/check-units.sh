@@ -2,7 +2,8 @@
 # Checks the shipped systemd files with the host's systemd tools (no running
 # systemd needed; never boots or talks to PID 1):
 #   1. systemd-analyze verify   must print nothing at all (it exits 0 on
-#      warnings such as an unknown key, so any output counts as a failure);
+#      warnings such as an unknown key, so any output counts as a failure),
+#      for the unit and for an instance of the pinkeeper-reload@ templates;
 #   2. systemd-analyze security must rate the unit at most 1.5;
 #   3. systemd-sysusers must accept pinkeeper.sysusers and create the user
 #      the unit runs as.
@@ -50,6 +51,19 @@ if [ -n "$verify_out" ]; then
         "a correct unit makes verify print nothing."
 fi
 
+# 1b. the reload templates, verified as one instance each (a template alone cannot be loaded).
+for suffix in path service; do
+    sed "s|^ExecStart=systemctl |ExecStart=$tmp/pinkeeper |" "systemd/pinkeeper-reload@.$suffix" \
+        >"$tmp/units/pinkeeper-reload@store.$suffix"
+done
+verify_out=$(systemd-analyze verify --man=no "$tmp/units/pinkeeper-reload@store.path" \
+    "$tmp/units/pinkeeper-reload@store.service" 2>&1) || true
+if [ -n "$verify_out" ]; then
+    printf '%s\n' "$verify_out" | sed "s|$tmp/units/|systemd/|g" >&2
+    fail "systemd-analyze verify reported the problems above in systemd/pinkeeper-reload@.path or .service." \
+        "Fix: correct the named keys (see systemd.path(5), systemd.service(5))."
+fi
+
 # 2. security. --offline reads the file alone; no service manager is asked.
 security_rc=0
 security_out=$(systemd-analyze security --offline=true --threshold="$threshold" --no-pager "$unit" 2>&1) ||
@@ -78,5 +92,5 @@ printf '%s\n' "$sysusers_out" | grep -q "^Creating user 'pinkeeper'" || {
         "Fix: keep a 'u pinkeeper ...' line (see sysusers.d(5))."
 }
 
-printf 'check-units: %s: verify clean, exposure level %s (at most %s); %s: ok\n' \
+printf 'check-units: %s: verify clean, exposure level %s (at most %s); %s: ok; pinkeeper-reload@ templates: verify clean\n' \
     "$unit" "$score" "$max_score" "$sysusers"

@@ -7,7 +7,8 @@
 # the host's loopback (the container shares the host's network), and proves with the real
 # manager: start returns only after READY; StatusText; the sandbox lets the daemon fetch and
 # publish a cache file other users can read; reload; a probe of the fixture's own TLS server
-# (unpinned, then pinned: journal entries and status); the watchdog restarts a SIGSTOPped daemon;
+# (unpinned, then pinned: journal entries and status); pinkeeper-reload@.path reloads a consumer
+# when a store's file is renamed into place; the watchdog restarts a SIGSTOPped daemon;
 # journal entries carry the documented fields, and a hostile entry name is logged escaped;
 # systemd-analyze security rates the loaded unit
 # at most 1.5; stop is clean. Each check prints PASS or FAIL
@@ -70,11 +71,19 @@ in_root "$root" apt-get install -y -qq --no-download --no-install-recommends pro
 [[ $omit == binary ]] || install -D -m 0755 "$bin" "$root/usr/bin/pinkeeper"
 [[ $omit == unit ]] || install -D -m 0644 systemd/pinkeeper.service "$root/usr/lib/systemd/system/pinkeeper.service"
 [[ $omit == sysusers ]] || install -D -m 0644 systemd/pinkeeper.sysusers "$root/usr/lib/sysusers.d/pinkeeper.conf"
+for t in pinkeeper-reload@.path pinkeeper-reload@.service; do
+    install -D -m 0644 "systemd/$t" "$root/usr/lib/systemd/system/$t"
+done
 install -D -m 0644 etc/pinkeeper/pinkeeper.toml "$root/etc/pinkeeper/pinkeeper.toml"
 install -D -m 0644 etc/pinkeeper/stores.d/README "$root/etc/pinkeeper/stores.d/README"
 install -D -m 0644 "$FIXTURE_CA/ca.pem" "$root/etc/pinkeeper/test-ca.pem"
 fixture_store_toml "$store" "app/init?appName=$store" challenge /etc/pinkeeper/test-ca.pem \
     >"$root/etc/pinkeeper/stores.d/$store.toml"
+# An on_change hook, run by the daemon inside the unit's sandbox; what it prints goes to the journal.
+mkdir -p "$root/usr/local/bin"
+printf '#!/bin/sh\necho "hook for $PINKEEPER_STORE: $PINKEEPER_PINS pins in $PINKEEPER_CACHE_FILE"\n' >"$root/usr/local/bin/pins-hook"
+chmod 0755 "$root/usr/local/bin/pins-hook"
+echo 'on_change = ["/usr/local/bin/pins-hook"]' >>"$root/etc/pinkeeper/stores.d/$store.toml"
 [[ -n $omit ]] && echo "left out on purpose (SYSTEMD_TEST_OMIT): $omit"
 
 # ------------------------------------------------------------------ 4. boot
@@ -247,6 +256,55 @@ else
     else
         check_pass probe "unpinned ($unpinned; status exit 1), then pinned after the list update ($pinned; status exit 0); $(grep -m1 'localhost:443' "$logs/status-pinned.txt" | tr -s ' ')"
     fi
+fi
+
+# ------------------------------------------------------------------ 9c. the reload path unit
+step "pinkeeper-reload@$store.path reloads a consumer when the store's file is renamed into place"
+# A stand-in consumer whose ExecReload= counts reloads; the path unit names it in reload.d/.
+mkdir -p "$root/etc/pinkeeper/reload.d"
+printf 'RELOAD_UNITS=pins-consumer.service\n' >"$root/etc/pinkeeper/reload.d/$store.conf"
+cat >"$root/etc/systemd/system/pins-consumer.service" <<'UNIT'
+[Service]
+ExecStart=sleep infinity
+ExecReload=sh -c 'echo reloaded >> /run/pins-consumer.reloads'
+UNIT
+in_container systemctl daemon-reload
+in_container systemctl start pins-consumer.service
+in_container systemctl enable --now "pinkeeper-reload@$store.path" >"$logs/reload-path.log" 2>&1
+reloads() { in_container cat /run/pins-consumer.reloads 2>/dev/null | wc -l; }
+inode_before=$(stat -c %i "$root/var/cache/pinkeeper/$store.json" 2>/dev/null)
+before=$(reloads)
+fixture_route app/init challenge 0 "$fp1" "$fp2" "$(fixture_fingerprint)"  # a changed list
+in_container systemctl kill --kill-who=main --signal=SIGUSR1 pinkeeper  # update every store now
+for ((i = 0; i < 100; i++)); do
+    (($(reloads) > before)) && break
+    sleep 0.1
+done
+inode_after=$(stat -c %i "$root/var/cache/pinkeeper/$store.json" 2>/dev/null)
+path_state=$(in_container systemctl show "pinkeeper-reload@$store.path" --value -p ActiveState)
+ran=$(in_container journalctl -u "pinkeeper-reload@$store.service" --no-pager -o cat 2>/dev/null | tr '\n' ';')
+if [[ $path_state != active ]]; then
+    check_fail reload-path "pinkeeper-reload@$store.path is $path_state: $(tr '\n' ' ' <"$logs/reload-path.log")"
+elif [[ -z $inode_before || $inode_before == "$inode_after" ]]; then
+    check_fail reload-path "the cache file kept inode ${inode_before:-none}: no rename into place happened"
+elif (($(reloads) <= before)); then
+    check_fail reload-path "pins-consumer.service was not reloaded within 10 s of the publish; journal: ${ran:-nothing}"
+else
+    check_pass reload-path "$store.json renamed into place (inode $inode_before → $inode_after); pins-consumer.service reloaded ($(reloads) time(s)); journal: ${ran%;}"
+fi
+in_container systemctl stop "pinkeeper-reload@$store.path" pins-consumer.service
+
+# The on_change hook ran under the unit's sandbox for the publishes above (first fetch, changed list).
+hook_entries=$(in_container journalctl -u pinkeeper "PINKEEPER_STORE=$store" MESSAGE_ID=989bb80630fe4ce0a6de2fdccc3e008c \
+    -o json --no-pager 2>/dev/null | python3 -c 'import json, sys
+for line in sys.stdin:
+    if line.startswith("{"):
+        e = json.loads(line)
+        print(e.get("PINKEEPER_EXIT_STATUS"), e.get("PINKEEPER_STDOUT"), sep=" | ")')
+if [[ $hook_entries == *"0 | hook for $store: "*" pins in /var/cache/pinkeeper/$store.json\n"* ]]; then
+    check_pass hook "hook-finished entries (exit status | stdout): $(tr '\n' ';' <<<"$hook_entries")"
+else
+    check_fail hook "no hook-finished entry with the hook's output for $store: ${hook_entries:-none}; $(journal_tail 5)"
 fi
 
 # ------------------------------------------------------------------ 10. watchdog

@@ -47,9 +47,11 @@ struct Import: AsyncParsableCommand {
         }
         try global.prepareDirectories(configuration, failureStatus: 1)
         let logger = global.makeLogger()
-        let report = await makeUpdater(configuration, logger: logger).importList(config, path: file, body: body)
+        let hooks = ChangeHooks(logger: logger)  // an import that changes the pins runs on_change like an update
+        let report = await makeUpdater(configuration, logger: logger, hooks: hooks).importList(config, path: file, body: body)
         let line = OneShotUpdate.Line(report)
         print(line.text())
+        await hooks.finish()
         if line.failed { throw ExitCode(1) }
     }
 }

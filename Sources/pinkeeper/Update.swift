@@ -33,9 +33,11 @@ struct Update: AsyncParsableCommand {
         if dryRun { return try await preview(configuration) }
         try global.prepareDirectories(configuration, failureStatus: 1)
         let logger = global.makeLogger()
+        let hooks = ChangeHooks(logger: logger)
         let lines = await OneShotUpdate.run(configuration: configuration, storeIDs: stores, force: force,
-                                            updater: makeUpdater(configuration, logger: logger))
+                                            updater: makeUpdater(configuration, logger: logger, hooks: hooks))
         for line in lines { print(line.text()) }
+        await hooks.finish()  // a hook's result is logged, never part of the exit status
         if lines.contains(where: \.failed) { throw ExitCode(1) }
     }
 

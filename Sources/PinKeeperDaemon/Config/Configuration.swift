@@ -30,6 +30,10 @@ public struct UpdatePolicy: Sendable, Equatable {
     public var retryMax: Int64 = 3_600
     /// Not a limit, but set in `[defaults]` and per store the same way.
     public var proxy: ProxySetting = .environment
+    /// `on_change`: the program (absolute path) and arguments run after a publish that changed the pins.
+    public var onChange: [String]?
+    /// `hook_timeout`, seconds: then SIGTERM to the hook's process group, SIGKILL after a grace period.
+    public var hookTimeout: Int64 = 30
 
     public init() {}
 }
@@ -66,6 +70,6 @@ public struct StoreConfig: Sendable {
     func differs(from other: StoreConfig) -> Bool {
         url != other.url || publicKeys.map(\.base64) != other.publicKeys.map(\.base64) || mode != other.mode
             || expectedCommonNames != other.expectedCommonNames || fallbackFile != other.fallbackFile
-            || caFile != other.caFile || policy != other.policy
+            || caFile != other.caFile || policy.ignoringHooks != other.policy.ignoringHooks
     }
 }

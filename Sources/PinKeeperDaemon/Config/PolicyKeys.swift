@@ -3,7 +3,7 @@ import TOMLKit
 /// The keys of `[defaults]`, which every store may also set for itself.
 enum PolicyKeys {
     static let all = ["periodic_update_interval", "expiration_update_threshold", "request_timeout",
-                      "max_response_size", "retry_min", "retry_max", "proxy"]
+                      "max_response_size", "retry_min", "retry_max", "proxy"] + HookKeys.all
 
     static func apply(_ table: TOMLTable, to base: UpdatePolicy, file: String, store: String?) throws(ConfigError) -> UpdatePolicy {
         var policy = base
@@ -21,6 +21,7 @@ enum PolicyKeys {
             policy.maxResponseSize = Int(v)
         }
         if let v = try proxy(table, file: file, store: store) { policy.proxy = v }
+        try HookKeys.apply(table, to: &policy, file: file, store: store)
         for (key, seconds) in [("periodic_update_interval", policy.periodicUpdateInterval),
                                ("request_timeout", policy.requestTimeout), ("retry_min", policy.retryMin)]
         where seconds <= 0 {

@@ -37,6 +37,8 @@ extension StoreUpdater {
         }
         do {
             try cache.publish(result.file)
+            announceChange(store, before: loaded.list.pins.filter { !$0.isExpired(at: now) },
+                           after: result.file.list.pins.filter { !$0.isExpired(at: now) })
         } catch {
             logger.error("cannot publish the reconciled cache file; readers keep the old pins until it can be written", metadata: [
                 "store": "\(store.id)", "file": "\(file)", "reason": "\(error)",

@@ -13,6 +13,8 @@ public struct StoreUpdater: Sendable {
     public var logger: Logger
     /// How long to wait for another process's update of the same store before reporting it busy.
     public var lockWait: Duration = .seconds(5)
+    /// Runs a store's `on_change` hook after a publish that changed its pins (nil: never).
+    public var hooks: ChangeHooks?
 
     public init(fetcher: HTTPFetching, cache: CacheDirectory, state: StateDirectory,
                 clock: WallClock = SystemClock(), random: RandomSource = SystemRandom(), logger: Logger) {
@@ -85,6 +87,7 @@ public struct StoreUpdater: Sendable {
                 "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins.count)",
                 "next_update": "\(Timestamp.iso(outcome.nextUpdate))", "not_modified": "\(outcome.notModified)",
             ].merging(source.logMetadata) { $1 })
+            if outcome.published { announceChange(store, before: validBefore, after: outcome.pins) }
             warnIfExpiring(store, pins: outcome.pins, now: now)
             return Report(store: store.id, result: .ok, pins: outcome.pins.count, nextAttempt: outcome.nextUpdate,
                           notModified: outcome.notModified)

@@ -35,6 +35,7 @@ SIGNATURE_HEADER = "X-Cert-Pinning-Signature"
 DEFAULT_LAST_MODIFIED = "Mon, 01 Jan 2024 00:00:00 GMT"
 HANDSHAKE_TIMEOUT = 10   # a client that connects but never speaks TLS must not pin a thread
 STREAM_CHUNK = 64 * 1024
+KEEP_ALIVE_IDLE = 600    # --keep-alive: a test starved by a busy machine still finds its connection
 BEHAVIORS = {"normal", "drip", "hang_after_headers", "hang_before_headers", "truncate",
              "oversize", "redirect", "redirect_loop"}
 ROUTE_KEYS = {"mode", "signing_key", "fingerprints", "domainsConfig", "body", "body_b64",
@@ -317,6 +318,8 @@ class Handler(BaseHTTPRequestHandler):
         time.sleep(float(route.get("delay", 0)))
         self.close_connection = not (state.keep_alive and reply.kind == "normal")
         self.execute(reply, route)
+        if not self.close_connection:
+            self.connection.settimeout(KEEP_ALIVE_IDLE)
 
     do_POST = do_GET  # logged like GET so a test can assert the daemon never POSTs
 
@@ -390,6 +393,7 @@ class Handler(BaseHTTPRequestHandler):
 
 class FixtureServer(ThreadingHTTPServer):
     daemon_threads = True  # hanging handlers must not delay exit
+    request_queue_size = 128  # socketserver's 5 drops connections a concurrent pass opens at once
 
     def __init__(self, port, state, scheme, tls=None):
         self.state, self.scheme, self.tls = state, scheme, tls

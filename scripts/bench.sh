@@ -12,7 +12,8 @@
 #     reference in the same run: `openssl speed`, scripts/reference-updater.py (Python urllib +
 #     cryptography) and `openssl x509 -fingerprint`; minimum of N runs with hyperfine.
 # IDLE_SECONDS (default 60) sets the idle observation window, IDLE_STORES (default 3) the stores;
-# RUNS (default 10) the hyperfine runs per command; BENCH_SCRATCH the build directory (.build).
+# RUNS (default 10) the hyperfine runs per command; BENCH_SCRATCH the build directory (.build);
+# CONCURRENCY sets the `concurrency` key of the generated configurations (default: none).
 # Takes about 5 minutes.
 # Timings are disturbed by other work on the machine: the load is printed first and last.
 set -euo pipefail
@@ -260,7 +261,9 @@ make_stores() {  # make_stores DIR BASE-URL MODE ROUTE...
     local dir=$1 url=$2 mode=$3; shift 3
     rm -rf "$dir" && mkdir -p "$dir/cache" "$dir/state" "$dir/py"
     {
-        printf 'cache_directory = "%s"\nstate_directory = "%s"\n\n' "$dir/cache" "$dir/state"
+        printf 'cache_directory = "%s"\nstate_directory = "%s"\n' "$dir/cache" "$dir/state"
+        [[ -n ${CONCURRENCY:-} ]] && printf 'concurrency = %s\n' "$CONCURRENCY"
+        printf '\n'
         local r
         for r in "$@"; do
             printf '[stores.%s]\nurl = "%s/%s"\npublic_key = "%s"\nmode = "%s"\nca_file = "%s"\n\n' \
@@ -285,7 +288,7 @@ if want update; then
     clean="rm -rf $u/cache $u/state $u/py/static-2000.json"
     read -r new_min new_mean < <(timed new --prepare "$clean" -- "$pinkeeper" update --force --config "$u/pinkeeper.toml")
     read -r py_min py_mean < <(timed python --prepare "$clean" -- python3 scripts/reference-updater.py "$u/stores.json")
-    "$pinkeeper" update --force --config "$u/pinkeeper.toml" >/dev/null
+    "$pinkeeper" update --force --config "$u/pinkeeper.toml" >/dev/null 2>&1
     read -r same_min same_mean < <(timed unchanged -- "$pinkeeper" update --force --config "$u/pinkeeper.toml")
     row "openssl speed ecdsap256, one core: 2,000 verifications ($speed/s)" "$openssl_ms ms"
     row "pinkeeper update, new list (whole process)" "$new_min / $new_mean ms"
@@ -325,7 +328,7 @@ if want fingerprint; then
     start_server
     f=$work/fingerprint
     make_stores "$f" "$base" challenge challenge/s000
-    "$pinkeeper" update --force --config "$f/pinkeeper.toml" >/dev/null
+    "$pinkeeper" update --force --config "$f/pinkeeper.toml" >/dev/null 2>&1
     fp=$(python3 -c 'import base64,hashlib; print(base64.b64encode(hashlib.sha256(b"0/0").digest()).decode())')
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
     read -r v_min v_mean < <(RUNS=$((runs * 5)) runs=$((runs * 5)) timed validate -- "$pinkeeper" validate --config "$f/pinkeeper.toml" --store s000 --name api0.s000.example --fingerprint "$fp")

@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|idle]...   (default: all)
+# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|idle|update|many|fingerprint]...
+#        (default: all)
 # Every daemon benchmark of docs/performance.md `## Daemon`, from one command:
 #   - builds pinkeeper and pinkeeper-bench in release mode (as `make release`);
 #   - makes the inputs once under .build/bench/ (10,000-entry lists signed with Python
 #     `cryptography`, the fixture CA and signing key from Tests/Fixtures/make-ca.sh);
 #   - runs `openssl speed -seconds 3 ecdsap256` as the reference, the in-process benchmarks,
 #     100 stores vs 1 against the loopback fixture service (Tests/Fixtures/pinserver.py), the
-#     fleet simulation, and the idle RSS / wake-ups of `pinkeeper run` with 10 stores.
-# IDLE_SECONDS (default 60) sets the idle observation window. Takes about 3 minutes.
+#     fleet simulation, and the idle RSS / wake-ups of `pinkeeper run` with IDLE_STORES stores;
+#   - the rows of the whole-process table (`update`, `many`, `fingerprint`), each beside its
+#     reference in the same run: `openssl speed`, scripts/reference-updater.py (Python urllib +
+#     cryptography) and `openssl x509 -fingerprint`; minimum of N runs with hyperfine.
+# IDLE_SECONDS (default 60) sets the idle observation window, IDLE_STORES (default 3) the stores;
+# RUNS (default 10) the hyperfine runs per command; BENCH_SCRATCH the build directory (.build);
+# CONCURRENCY sets the `concurrency` key of the generated configurations (default: none).
+# Takes about 5 minutes.
 # Timings are disturbed by other work on the machine: the load is printed first and last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-work=$root/.build/bench
+scratch=${BENCH_SCRATCH:-.build}
+work=$root/$scratch/bench
 mkdir -p "$work"
 what=("$@")
 [[ ${#what[@]} -eq 0 ]] && what=(all)
@@ -34,7 +42,7 @@ grep -q '"pinkeeper-bench"' Package.swift && bench_product=pinkeeper-bench
 build() {  # the .build directory is shared: retry when a source changed during the build
     local try
     for try in 1 2 3; do
-        if swift build -c release --static-swift-stdlib --product "$1" >"$work/build.log" 2>&1; then
+        if swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$1" >"$work/build.log" 2>&1; then
             grep -E "^Build" "$work/build.log" | sed 's/^/  /'
             return 0
         fi
@@ -44,12 +52,17 @@ build() {  # the .build directory is shared: retry when a source changed during 
     echo "bench: building $1 failed" >&2
     exit 1
 }
-build pinkeeper
-build "$bench_product"
-bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+bin=$(swift build -c release --static-swift-stdlib --scratch-path "$scratch" --show-bin-path)
 bench=$bin/$bench_product
-pinkeeper=$bin/pinkeeper
-[[ -x $bench && -x $pinkeeper ]] || { echo "bench: build failed" >&2; exit 1; }
+# PINKEEPER=path measures another pinkeeper binary (an earlier build, for before/after figures).
+if [[ -n ${PINKEEPER:-} ]]; then pinkeeper=$PINKEEPER; else build pinkeeper; pinkeeper=$bin/pinkeeper; fi
+# Only the in-process benchmarks need pinkeeper-bench.
+if want static || want verify || want unchanged || want challenge || want stores || want fleet; then
+    build "$bench_product"
+    [[ -x $bench ]] || { echo "bench: build failed" >&2; exit 1; }
+fi
+[[ -x $pinkeeper ]] || { echo "bench: no pinkeeper binary" >&2; exit 1; }
+echo "  measuring $pinkeeper"
 
 # ---------------------------------------------------------------- inputs
 bash Tests/Fixtures/make-ca.sh "$work/ca"
@@ -115,9 +128,12 @@ json.dump({"mode": "static", "signing_key": key, "fingerprints": big}, open(os.p
 json.dump({"mode": "challenge", "signing_key": key,
            "fingerprints": [{k: e[k] for k in ("name", "fingerprint", "expires")} for e in big]},
           open(os.path.join(routes, "big-challenge.json"), "w"))
+# The whole-process rows: a new 2,000-entry static list (1,000 names x 2), signed in advance.
+json.dump({"mode": "static", "signing_key": key, "fingerprints": big[:2000]}, open(os.path.join(routes, "static-2000.json"), "w"))
 PY
     rm -f "$work/port" "$work/http-port"
-    python3 Tests/Fixtures/pinserver.py --routes "$routes" --cert "$work/ca/server.pem" --key "$work/ca/server.key" \
+    # --keep-alive: a real list server keeps connections open, so reuse across stores can show.
+    python3 Tests/Fixtures/pinserver.py --keep-alive --routes "$routes" --cert "$work/ca/server.pem" --key "$work/ca/server.key" \
         --port-file "$work/port" --http-port-file "$work/http-port" 2>"$work/pinserver.log" &
     server_pid=$!
     for _ in $(seq 100); do [[ -f $work/port ]] && break; sleep 0.1; done
@@ -162,13 +178,14 @@ if want fleet; then
     "$bench" fleet --hosts 10000 --hours 24 --interval 3600
 fi
 if want idle; then
-    echo "== idle: pinkeeper run with 10 stores (release binary)"
+    idle_stores=${IDLE_STORES:-3}
+    echo "== idle: pinkeeper run with $idle_stores stores (release binary)"
     start_server
     idle=$work/idle
     rm -rf "$idle" && mkdir -p "$idle/cache" "$idle/state"
     {
         printf 'cache_directory = "%s"\nstate_directory = "%s"\n\n' "$idle/cache" "$idle/state"
-        for s in $(seq 0 9); do
+        for s in $(seq 0 $((idle_stores - 1))); do
             printf '[stores.s%03d]\nurl = "%s/challenge/s%03d"\npublic_key = "%s"\nmode = "challenge"\nca_file = "%s"\n\n' \
                 "$s" "$base" "$s" "$pubkey" "$work/ca/ca.pem"
         done
@@ -224,5 +241,101 @@ with open(sys.argv[2], "a", buffering=1) as log:
     echo "  notify messages: $(tr '\n' ' ' <"$idle/notify.log" | cut -c1-200)"
     kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
     kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true
+fi
+# ---------------------------------------------------------------- whole-process rows (hyperfine)
+runs=${RUNS:-10}
+# hyperfine's minimum and mean in ms, from its JSON export: "min mean".
+timed() {  # timed NAME [hyperfine options...] -- COMMAND WORDS... (no shell: no quoting, no globs)
+    local name=$1; shift
+    local options=()
+    while [[ $1 != -- ]]; do options+=("$1"); shift; done
+    shift
+    hyperfine -N --style none --runs "$runs" --export-json "$work/hf-$name.json" "${options[@]}" "$*" >/dev/null 2>"$work/hf-$name.err" ||
+        { echo "bench: $name failed:" >&2; cat "$work/hf-$name.err" >&2; exit 1; }
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f %.1f" % (r["min"]*1e3, r["mean"]*1e3))' "$work/hf-$name.json"
+}
+row() { printf '  %-74s %s\n' "$1" "$2"; }
+ratio() { python3 -c 'import sys; print("%.2fx" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
+# A configuration of stores named by route (under $2's base URL) and the reference updater's twin.
+make_stores() {  # make_stores DIR BASE-URL MODE ROUTE...
+    local dir=$1 url=$2 mode=$3; shift 3
+    rm -rf "$dir" && mkdir -p "$dir/cache" "$dir/state" "$dir/py"
+    {
+        printf 'cache_directory = "%s"\nstate_directory = "%s"\n' "$dir/cache" "$dir/state"
+        [[ -n ${CONCURRENCY:-} ]] && printf 'concurrency = %s\n' "$CONCURRENCY"
+        printf '\n'
+        local r
+        for r in "$@"; do
+            printf '[stores.%s]\nurl = "%s/%s"\npublic_key = "%s"\nmode = "%s"\nca_file = "%s"\n\n' \
+                "${r##*/}" "$url" "$r" "$pubkey" "$mode" "$work/ca/ca.pem"
+        done
+    } >"$dir/pinkeeper.toml"
+    python3 - "$dir" "$url" "$mode" "$pubkey" "$work/ca/ca.pem" "$@" <<'PY'
+import json, sys
+d, url, mode, key, ca, *routes = sys.argv[1:]
+json.dump([{"id": r.split("/")[-1], "url": f"{url}/{r}", "mode": mode, "public_key": key, "ca_file": ca,
+            "out": f"{d}/py/{r.split('/')[-1]}.json"} for r in routes], open(f"{d}/stores.json", "w"))
+PY
+}
+if want update; then
+    echo "== update: one pinkeeper update process, a new 2,000-entry static list (min / mean of $runs, ms)"
+    start_server
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    speed=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/256 bits ecdsa \(nistp256\)/ {print $NF}')
+    openssl_ms=$(python3 -c "print('%.1f' % (2000 / float('$speed') * 1000))")
+    u=$work/update
+    make_stores "$u" "$base" static static-2000
+    clean="rm -rf $u/cache $u/state $u/py/static-2000.json"
+    read -r new_min new_mean < <(timed new --prepare "$clean" -- "$pinkeeper" update --force --config "$u/pinkeeper.toml")
+    read -r py_min py_mean < <(timed python --prepare "$clean" -- python3 scripts/reference-updater.py "$u/stores.json")
+    "$pinkeeper" update --force --config "$u/pinkeeper.toml" >/dev/null 2>&1
+    read -r same_min same_mean < <(timed unchanged -- "$pinkeeper" update --force --config "$u/pinkeeper.toml")
+    row "openssl speed ecdsap256, one core: 2,000 verifications ($speed/s)" "$openssl_ms ms"
+    row "pinkeeper update, new list (whole process)" "$new_min / $new_mean ms"
+    row "  x openssl's 2,000 verifications (goal <= 1.0x)" "$(ratio "$new_min" "$openssl_ms")"
+    row "reference-updater.py, the same list" "$py_min / $py_mean ms"
+    row "  pinkeeper x the Python updater (goal <= 0.4x)" "$(ratio "$new_min" "$py_min")"
+    row "pinkeeper update, the same list again, unchanged (goal <= 40 ms)" "$same_min / $same_mean ms"
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+if want many; then
+    count=${MANY_STORES:-50}
+    echo "== many: $count stores on one server, 100 ms round trip (scripts/latency-proxy.py), min / mean of $runs, ms"
+    start_server
+    rm -f "$work/latency-port"
+    python3 scripts/latency-proxy.py --rtt 0.1 --target "$(cat "$work/port")" --port-file "$work/latency-port" &
+    latency_pid=$!
+    for _ in $(seq 50); do [[ -s $work/latency-port ]] && break; sleep 0.1; done
+    slow=https://127.0.0.1:$(cat "$work/latency-port")
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    for mode in challenge static; do
+        make_stores "$work/one" "$slow" "$mode" "$mode/s000"
+        make_stores "$work/many" "$slow" "$mode" $(for i in $(seq 0 $((count - 1))); do printf '%s/s%03d ' "$mode" "$i"; done)
+        for n in one many; do
+            d=$work/$n
+            read -r min_pk mean_pk < <(timed "$n-pk" --prepare "rm -rf $d/cache $d/state" -- "$pinkeeper" update --force --config "$d/pinkeeper.toml")
+            read -r min_py mean_py < <(timed "$n-py" --prepare "rm -rf $d/py" -- python3 scripts/reference-updater.py "$d/stores.json")
+            eval "${n}_pk=$min_pk ${n}_py=$min_py"
+            row "$mode, $n: pinkeeper / reference-updater.py (min)" "$min_pk / $min_py ms (means $mean_pk / $mean_py)"
+        done
+        row "  $mode: $count stores x one store, pinkeeper (goal <= 2x) / Python" "$(ratio "$many_pk" "$one_pk") / $(ratio "$many_py" "$one_py")"
+    done
+    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+if want fingerprint; then
+    echo "== fingerprint: one pinkeeper validate --fingerprint process (min / mean of $runs, ms)"
+    start_server
+    f=$work/fingerprint
+    make_stores "$f" "$base" challenge challenge/s000
+    "$pinkeeper" update --force --config "$f/pinkeeper.toml" >/dev/null 2>&1
+    fp=$(python3 -c 'import base64,hashlib; print(base64.b64encode(hashlib.sha256(b"0/0").digest()).decode())')
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    read -r v_min v_mean < <(RUNS=$((runs * 5)) runs=$((runs * 5)) timed validate -- "$pinkeeper" validate --config "$f/pinkeeper.toml" --store s000 --name api0.s000.example --fingerprint "$fp")
+    read -r o_min o_mean < <(RUNS=$((runs * 5)) runs=$((runs * 5)) timed x509 -- openssl x509 -noout -fingerprint -sha256 -in "$work/ca/server.pem")
+    row "pinkeeper validate --fingerprint (trusted answer)" "$v_min / $v_mean ms"
+    row "openssl x509 -noout -fingerprint -sha256" "$o_min / $o_mean ms"
+    row "  pinkeeper x openssl (goal <= 0.5x)" "$(ratio "$v_min" "$o_min")"
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"

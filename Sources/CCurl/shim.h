@@ -1,4 +1,4 @@
-// libcurl's curl_easy_setopt/curl_easy_getinfo are variadic, which Swift cannot call.
+// libcurl's curl_easy_setopt/curl_easy_getinfo/curl_multi_setopt/curl_share_setopt are variadic, which Swift cannot call.
 // One typed inline wrapper per argument kind; libcurl reads `long` options as long.
 #ifndef PINKEEPER_CCURL_SHIM_H
 #define PINKEEPER_CCURL_SHIM_H
@@ -18,4 +18,6 @@ static inline CURLcode pk_curl_set_data_cb(CURL *h, CURLoption o, pk_curl_data_c
 static inline CURLcode pk_curl_set_xferinfo_cb(CURL *h, pk_curl_xferinfo_cb v) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, v); }
 static inline CURLcode pk_curl_get_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode pk_curl_get_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLMcode pk_curl_multi_set_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+static inline CURLSHcode pk_curl_share_data(CURLSH *s, curl_lock_data d) { return curl_share_setopt(s, CURLSHOPT_SHARE, d); }
 #endif

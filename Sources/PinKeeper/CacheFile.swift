@@ -1,4 +1,9 @@
+// FoundationEssentials where it exists: a process linking only this library loads no ICU.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A store's published cache file: a Wultra list plus pinkeeper's metadata (PRODUCT.md §4).
 public struct CacheFile: Sendable, Equatable {
@@ -125,7 +130,8 @@ public func jsonString(_ value: String) -> String {
         case "\r": out += "\\r"
         case "\t": out += "\\t"
         case _ where scalar.value < 0x20:
-            out += String(format: "\\u%04x", scalar.value)
+            let hex = String(scalar.value, radix: 16)  // "\u001f", as %04x would print it
+            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
         default: out.unicodeScalars.append(scalar)
         }
     }

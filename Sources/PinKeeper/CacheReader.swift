@@ -1,4 +1,9 @@
+// FoundationEssentials where it exists: a process linking only this library loads no ICU.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 import Synchronization
 

@@ -35,6 +35,7 @@ SIGNATURE_HEADER = "X-Cert-Pinning-Signature"
 DEFAULT_LAST_MODIFIED = "Mon, 01 Jan 2024 00:00:00 GMT"
 HANDSHAKE_TIMEOUT = 10   # a client that connects but never speaks TLS must not pin a thread
 STREAM_CHUNK = 64 * 1024
+KEEP_ALIVE_IDLE = 600    # --keep-alive: a test starved by a busy machine still finds its connection
 BEHAVIORS = {"normal", "drip", "hang_after_headers", "hang_before_headers", "truncate",
              "oversize", "redirect", "redirect_loop"}
 ROUTE_KEYS = {"mode", "signing_key", "fingerprints", "domainsConfig", "body", "body_b64",
@@ -52,8 +53,9 @@ class FixtureError(Exception):
 class State:
     """Everything both listeners share."""
 
-    def __init__(self, routes_dir, verbose):
-        self.routes_dir, self.verbose = routes_dir, verbose
+    def __init__(self, routes_dir, verbose, keep_alive=False):
+        self.routes_dir, self.verbose, self.keep_alive = routes_dir, verbose, keep_alive
+        self.connections = 0  # numbers each accepted connection, for requests.log
         self.ports = {"https_port": 0, "http_port": 0}
         self.log_lock = threading.Lock()
         self.cache_lock = threading.Lock()
@@ -289,7 +291,8 @@ def plan_reply(route, text, handler, state):
 # ---------------------------------------------------------------- HTTP plumbing
 
 class Handler(BaseHTTPRequestHandler):
-    # HTTP/1.1 so chunked streaming is possible; every response says Connection: close.
+    # HTTP/1.1 so chunked streaming is possible; every response says Connection: close
+    # unless --keep-alive was given (then only the misbehaving replies close).
     protocol_version = "HTTP/1.1"
     server_version = "pinserver"
     timeout = 30
@@ -313,7 +316,10 @@ class Handler(BaseHTTPRequestHandler):
         reply.headers.update({k: str(v) for k, v in (route.get("headers") or {}).items()})
         self.record(name, reply.status)
         time.sleep(float(route.get("delay", 0)))
+        self.close_connection = not (state.keep_alive and reply.kind == "normal")
         self.execute(reply, route)
+        if not self.close_connection:
+            self.connection.settimeout(KEEP_ALIVE_IDLE)
 
     do_POST = do_GET  # logged like GET so a test can assert the daemon never POSTs
 
@@ -325,6 +331,8 @@ class Handler(BaseHTTPRequestHandler):
             headers[k] = f"{headers[k]}, {v}" if k in headers else v
         line = json.dumps({"time": time.time(), "path": self.path, "route": name,
                            "method": self.command, "scheme": self.server.scheme,
+                           "connection": getattr(self.connection, "pk_number", 0),
+                           "tls_resumed": getattr(self.connection, "session_reused", None),
                            "headers": headers, "status": status})
         state = self.server.state
         with state.log_lock, open(os.path.join(state.routes_dir, "requests.log"), "a") as f:
@@ -336,7 +344,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         if length:
             self.send_header("Content-Length", str(len(reply.body)))
-        self.send_header("Connection", "close")
+        if not self.server.state.keep_alive or reply.kind != "normal":
+            self.send_header("Connection", "close")
         self.end_headers()
 
     def execute(self, reply, route):
@@ -384,6 +393,7 @@ class Handler(BaseHTTPRequestHandler):
 
 class FixtureServer(ThreadingHTTPServer):
     daemon_threads = True  # hanging handlers must not delay exit
+    request_queue_size = 128  # socketserver's 5 drops connections a concurrent pass opens at once
 
     def __init__(self, port, state, scheme, tls=None):
         self.state, self.scheme, self.tls = state, scheme, tls
@@ -405,6 +415,9 @@ class FixtureServer(ThreadingHTTPServer):
             if self.state.verbose:
                 print(f"pinserver: TLS handshake failed: {e}", file=sys.stderr)
             return
+        with self.state.log_lock:
+            self.state.connections += 1
+            conn.pk_number = self.state.connections
         try:
             handler = self.RequestHandlerClass(conn, client_address, self)
             if not handler.abrupt:
@@ -436,12 +449,14 @@ def parse_args(argv):
     p.add_argument("--port-file", help="where to write the HTTPS port once listening")
     p.add_argument("--http-port-file", help="where to write the plain-HTTP port")
     p.add_argument("--verbose", action="store_true", help="log requests and errors to stderr")
+    p.add_argument("--keep-alive", action="store_true",
+                   help="keep connections open after normal replies (connection reuse tests, benchmarks)")
     return p.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
-    state = State(os.path.abspath(args.routes), args.verbose)
+    state = State(os.path.abspath(args.routes), args.verbose, args.keep_alive)
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(args.cert, args.key)
     servers = [FixtureServer(args.port, state, "https", tls), FixtureServer(0, state, "http")]

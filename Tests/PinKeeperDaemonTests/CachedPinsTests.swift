@@ -71,6 +71,22 @@ struct CachedPinsTests {
         #expect(result.ignoredUnsignedFields && result.changed)
     }
 
+    @Test("static: a file out of published order, or with a pin twice, comes out sorted and without the duplicate")
+    func staticReordered() throws {
+        let keyB = try Vectors.keyB()
+        let pins = ["c.example.com", "a.example.com", "b.example.com"].enumerated().map { index, name in
+            Pins.make(name, UInt8(index + 1), expires: 4_102_444_800, signature: MergeTests.wrongSignature, key: keyB.id)
+        }
+        let sorted = pins.sorted(by: Pin.publishedOrder)
+        for loaded in [pins, sorted + [sorted[1]], [sorted[0]] + sorted] {
+            let result = CachedPins.reconcile(Self.file(loaded, mode: .static), store: Self.store(.static, keys: [keyB]))
+            #expect(result.file.list.pins == sorted)
+            #expect(result.changed && result.dropped == 0)
+        }
+        let unchanged = CachedPins.reconcile(Self.file(sorted, mode: .static), store: Self.store(.static, keys: [keyB]))
+        #expect(unchanged.file.list.pins == sorted && !unchanged.changed)
+    }
+
     // MARK: Challenge mode
 
     @Test("challenge: a removed key's pins and domainsConfig are dropped and the store is fetched at once")

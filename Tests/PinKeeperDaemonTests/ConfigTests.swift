@@ -212,8 +212,8 @@ struct ConfigTests {
 
     // MARK: concurrency (daemon-wide)
 
-    @Test func concurrencyDefaultsToEight() throws {
-        #expect(try Self.load(Self.store()).config().concurrency == 8)
+    @Test func concurrencyDefaultsToSixtyFour() throws {
+        #expect(try Self.load(Self.store()).config().concurrency == 64)
     }
 
     @Test(arguments: [1, 3, 64])

@@ -2,26 +2,35 @@ import CCurl
 import Foundation
 import Synchronization
 
-/// HTTPS fetches through libcurl. Each transfer runs on a thread of its own (curl blocks),
-/// driven by the multi interface so that task cancellation wakes it at once.
+/// HTTPS fetches through libcurl. Transfers run on a `CurlDriver` (one multi handle and one
+/// thread per ca_file and proxy setting), so concurrent and consecutive fetches from the same
+/// server reuse connections and TLS sessions; task cancellation wakes the driver at once.
 public struct CurlFetcher: HTTPFetching {
     public let userAgent: String
+    /// How long a driver keeps its thread and idle connections after its last transfer.
+    let linger: Duration
 
     public init(userAgent: String) {
+        self.init(userAgent: userAgent, linger: CurlDriver.defaultLinger)
+    }
+
+    /// Tests choose the linger; fetchers with different lingers never share a driver.
+    init(userAgent: String, linger: Duration) {
         Self.globalInit
         self.userAgent = userAgent
+        self.linger = linger
     }
 
     /// curl_global_init is not thread-safe: run it once, before any transfer thread exists.
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
     public func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse {
-        let transfer = CurlTransfer(request: request, userAgent: userAgent)
+        let driver = CurlDriver.for(request, linger: linger)
+        let transfer = CurlTransfer(request: request, userAgent: userAgent, driver: driver)
         let result: Result<HTTPResponse, UpdateFailure> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let thread = Thread { continuation.resume(returning: transfer.run()) }
-                thread.name = "pinkeeper-curl"
-                thread.start()
+                transfer.continuation = continuation  // before the driver can see the transfer
+                driver.submit(transfer)
             }
         } onCancel: {
             transfer.cancel()
@@ -30,47 +39,89 @@ public struct CurlFetcher: HTTPFetching {
     }
 }
 
-/// One transfer's curl handles and buffers. Buffers are touched only by the transfer thread;
-/// `cancel` uses an atomic and curl_multi_wakeup, which libcurl documents as callable from any thread.
-final class CurlTransfer: @unchecked Sendable {  // safe: see above (thread-confined buffers, atomic cancel)
+/// One transfer's curl handles and buffers. Everything but `cancelled` is touched only by the
+/// driver thread once submitted (`continuation` is set before); `cancel` uses an atomic and
+/// curl_multi_wakeup, which libcurl documents as callable from any thread.
+final class CurlTransfer: @unchecked Sendable {  // safe: see above (driver-confined state, atomic cancel)
     let request: HTTPRequest
     let userAgent: String
+    private let driver: CurlDriver
     private let cancelled = Atomic<Bool>(false)
-    /// The multi handle's address while a transfer runs (0 otherwise); raw pointers are not Sendable.
-    private let multi = Mutex<UInt>(0)
+    var continuation: CheckedContinuation<Result<HTTPResponse, UpdateFailure>, Never>?
+    private(set) var easy: UnsafeMutableRawPointer?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
     private var body = Data()
     private var headers: [String: String] = [:]
     private var tooLarge = false
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
-    init(request: HTTPRequest, userAgent: String) {
+    init(request: HTTPRequest, userAgent: String, driver: CurlDriver) {
         self.request = request
         self.userAgent = userAgent
+        self.driver = driver
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
     deinit { errorBuffer.deallocate() }
 
+    var isCancelled: Bool { cancelled.load(ordering: .sequentiallyConsistent) }
+
     func cancel() {
         cancelled.store(true, ordering: .sequentiallyConsistent)
-        multi.withLock { address in
-            if let handle = UnsafeMutableRawPointer(bitPattern: address) { _ = curl_multi_wakeup(handle) }
-        }
+        driver.wake()
     }
 
-    func run() -> Result<HTTPResponse, UpdateFailure> {
-        guard let easy = curl_easy_init() else { return .failure(UpdateFailure(.networkError, "curl_easy_init failed")) }
-        defer { curl_easy_cleanup(easy) }
-        var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headerList) }
+    /// Driver thread: makes the easy handle and adds it to `multi`; false (and completed) when
+    /// the transfer cannot start.
+    func start(in multi: UnsafeMutableRawPointer, share: UnsafeMutableRawPointer?) -> Bool {
+        if isCancelled {
+            complete(.failure(UpdateFailure(.networkError, "transfer cancelled")))
+            return false
+        }
+        guard let easy = curl_easy_init() else {
+            complete(.failure(UpdateFailure(.networkError, "curl_easy_init failed")))
+            return false
+        }
+        self.easy = easy
         for header in ["Accept: application/json"] + request.headers {
             headerList = curl_slist_append(headerList, header)
         }
-        if let problem = configure(easy, headerList: headerList) {
-            return .failure(UpdateFailure(.networkError, problem))
+        var problem = configure(easy, headerList: headerList)
+        if problem == nil, let share, pk_curl_set_pointer(easy, CURLOPT_SHARE, share) != CURLE_OK {
+            problem = "libcurl refused option \(CURLOPT_SHARE.rawValue)"
         }
-        let code = perform(easy)
-        if cancelled.load(ordering: .sequentiallyConsistent) {
+        if problem == nil, curl_multi_add_handle(multi, easy) != CURLM_OK { problem = "curl_multi_add_handle failed" }
+        guard let problem else { return true }
+        release(from: nil)
+        complete(.failure(UpdateFailure(.networkError, problem)))
+        return false
+    }
+
+    /// Driver thread: the transfer ended with `code` (or was cancelled); reports it and frees the
+    /// easy handle. Its connection stays in the multi handle's cache for the next transfer.
+    func finish(in multi: UnsafeMutableRawPointer, code: CURLcode) {
+        let result = outcome(code)
+        release(from: multi)
+        complete(result)
+    }
+
+    func complete(_ result: Result<HTTPResponse, UpdateFailure>) {
+        continuation?.resume(returning: result)
+        continuation = nil
+    }
+
+    private func release(from multi: UnsafeMutableRawPointer?) {
+        if let easy {
+            if let multi { curl_multi_remove_handle(multi, easy) }
+            curl_easy_cleanup(easy)
+        }
+        curl_slist_free_all(headerList)
+        (easy, headerList) = (nil, nil)
+    }
+
+    private func outcome(_ code: CURLcode) -> Result<HTTPResponse, UpdateFailure> {
+        guard let easy else { return .failure(UpdateFailure(.networkError, "transfer not started")) }
+        if isCancelled {
             return .failure(UpdateFailure(.networkError, "transfer cancelled"))
         }
         if tooLarge || code == CURLE_FILESIZE_EXCEEDED {
@@ -124,28 +175,6 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (thread-conf
         _ = pk_curl_set_data_cb(easy, CURLOPT_WRITEFUNCTION, curlWrite)
         _ = pk_curl_set_data_cb(easy, CURLOPT_HEADERFUNCTION, curlHeader)
         return nil
-    }
-
-    /// Runs the transfer with the multi interface so `cancel()` can interrupt a poll at once.
-    private func perform(_ easy: UnsafeMutableRawPointer) -> CURLcode {
-        guard let handle = curl_multi_init() else { return CURLE_OUT_OF_MEMORY }
-        multi.withLock { $0 = UInt(bitPattern: handle) }
-        defer {
-            multi.withLock { $0 = 0 }
-            curl_multi_remove_handle(handle, easy)
-            curl_multi_cleanup(handle)
-        }
-        guard curl_multi_add_handle(handle, easy) == CURLM_OK else { return CURLE_FAILED_INIT }
-        var running: Int32 = 1
-        while running > 0 && !cancelled.load(ordering: .sequentiallyConsistent) {
-            guard curl_multi_perform(handle, &running) == CURLM_OK else { return CURLE_RECV_ERROR }
-            if running > 0 { _ = curl_multi_poll(handle, nil, 0, 1000, nil) }
-        }
-        var pending: Int32 = 0
-        while let message = curl_multi_info_read(handle, &pending) {
-            if message.pointee.msg == CURLMSG_DONE { return message.pointee.data.result }
-        }
-        return cancelled.load(ordering: .sequentiallyConsistent) ? CURLE_ABORTED_BY_CALLBACK : CURLE_OK
     }
 
     /// The failure in words, naming the proxy (redacted) when one was in play; never its credentials.

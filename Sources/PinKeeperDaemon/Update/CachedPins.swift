@@ -44,12 +44,19 @@ struct CachedPins {
         var pins = file.list.pins
         ignoredUnsignedFields = file.list.domainsConfig != nil || pins.contains { $0.depth != 0 }
         file.list.domainsConfig = nil
-        var seen = Set<Pin.Identity>()
         pins = pins.map { pin in
             var leaf = pin
             leaf.depth = 0
             return leaf
-        }.filter { seen.insert($0.identity).inserted }
+        }
+        // publishedOrder is a strict total order on identities: strictly increasing means already
+        // sorted and free of duplicates, as every file pinkeeper writes is. One pass of
+        // comparisons then replaces hashing every identity and sorting again.
+        let ordered = zip(pins, pins.dropFirst()).allSatisfy { Pin.publishedOrder($0, $1) }
+        if !ordered {
+            var seen = Set<Pin.Identity>()
+            pins = pins.filter { seen.insert($0.identity).inserted }
+        }
 
         let stale = pins.indices.filter { pins[$0].key.map(configured.contains) != true }
         var keep = [Bool](repeating: true, count: pins.count)
@@ -57,7 +64,8 @@ struct CachedPins {
             if let key { pins[index].key = key.id } else { keep[index] = false }
         }
         dropped = keep.filter { !$0 }.count
-        file.list.pins = pins.indices.filter { keep[$0] }.map { pins[$0] }.sorted(by: Pin.publishedOrder)
+        let kept = pins.indices.filter { keep[$0] }.map { pins[$0] }
+        file.list.pins = ordered ? kept : kept.sorted(by: Pin.publishedOrder)
     }
 
     private mutating func reconcileChallenge(configured: Set<String>) {

@@ -11,13 +11,14 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
     private let process: Process
 
     /// Serves `certificate.pem` (with its key) from the shared test CA's directory.
-    convenience init(certificate: String = "server") throws {
+    /// `keepAlive`: normal replies keep the connection open (pinserver.py --keep-alive).
+    convenience init(certificate: String = "server", keepAlive: Bool = false) throws {
         try self.init(certificateFile: TestEnvironment.certificate("\(certificate).pem"),
-                      keyFile: TestEnvironment.certificate("\(certificate).key"))
+                      keyFile: TestEnvironment.certificate("\(certificate).key"), keepAlive: keepAlive)
     }
 
     /// Serves the PEM certificates in `certificateFile`, leaf first, exactly as the file lists them.
-    init(certificateFile: String, keyFile: String) throws {
+    init(certificateFile: String, keyFile: String, keepAlive: Bool = false) throws {
         directory = TestEnvironment.temporaryDirectory("server")
         routes = directory.appendingPathComponent("routes")
         try FileManager.default.createDirectory(at: routes, withIntermediateDirectories: true)
@@ -28,6 +29,7 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
                              "--routes", routes.path,
                              "--cert", certificateFile, "--key", keyFile,
                              "--port-file", portFile.path, "--http-port-file", httpPortFile.path]
+            + (keepAlive ? ["--keep-alive"] : [])
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(15)
@@ -71,6 +73,10 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
         var scheme: String
         /// When the server received it (Unix seconds), before any `delay`.
         var time: Double = 0
+        /// The TLS connection it came on, numbered from 1 in the order accepted.
+        var connection = 0
+        /// Whether that connection's handshake resumed an earlier TLS session.
+        var tlsResumed = false
     }
 
     func requests(_ route: String? = nil) -> [Request] {
@@ -80,7 +86,8 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
             let request = Request(path: object["path"] as? String ?? "", route: object["route"] as? String ?? "",
                                   headers: object["headers"] as? [String: String] ?? [:],
                                   status: object["status"] as? Int, scheme: object["scheme"] as? String ?? "",
-                                  time: object["time"] as? Double ?? 0)
+                                  time: object["time"] as? Double ?? 0, connection: object["connection"] as? Int ?? 0,
+                                  tlsResumed: object["tls_resumed"] as? Bool ?? false)
             return route == nil || request.route == route ? request : nil
         }
     }

@@ -275,6 +275,19 @@ struct ConfigTests {
         try Self.expectError(Self.load(Self.store(url: "\"https:///list.json\"")), store: "banking", key: "url", "https://")
     }
 
+    @Test(arguments: ["https://user:s3cret@mus.example.com/app/init", "https://s3cret@mus.example.com/app/init?appName=b",
+                      "https://user:s3cret@mus.example.com"])
+    func credentialsInURLAreRejectedWithoutEchoingThem(_ url: String) throws {
+        let loaded = try Self.load(Self.store(url: "\"\(url)\""))
+        try Self.expectError(loaded, store: "banking", key: "url", "must not carry credentials")
+        #expect(loaded.error?.description.contains("s3cret") == false, "\(loaded.error!)")
+    }
+
+    @Test func atSignInTheQueryIsNotTakenForCredentials() throws {
+        let url = "https://mus.example.com/app/init?appName=banking&contact=ops@example.com"
+        #expect(try Self.load(Self.store(url: "\"\(url)\"")).config().stores.first?.url == url)
+    }
+
     @Test func missingURL() throws {
         try Self.expectError(Self.load(Self.store(url: nil)), store: "banking", key: "url", "is required")
     }

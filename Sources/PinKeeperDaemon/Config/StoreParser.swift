@@ -51,11 +51,24 @@ struct StoreParser {
         guard let text = try ConfigLoader.optionalString(table, "url", file: file, store: id) else {
             throw error("url", "is required: the https:// address of the store's fingerprint list")
         }
+        // Checked before parsing so that no error message echoes the secret. The URL is
+        // published in every cache file's `source`, which all local users may read.
+        if Self.authority(of: text).contains("@") {
+            throw error("url", "must not carry credentials (user:password@): the URL is published in the cache file, "
+                + "readable by every local user; use an address that needs no credentials, or an authenticating proxy")
+        }
         guard let parts = URLComponents(string: text), parts.scheme?.lowercased() == "https",
               let host = parts.host, !host.isEmpty else {
             throw error("url", "must be an https:// URL with a host, not \"\(text)\"")
         }
         return text
+    }
+
+    /// What stands between `scheme://` and the path, query or fragment: where userinfo would be.
+    static func authority(of url: String) -> Substring {
+        guard let start = url.range(of: "://")?.upperBound else { return "" }
+        let rest = url[start...]
+        return rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     }
 
     private func publicKeys() throws(ConfigError) -> [PublicKey] {

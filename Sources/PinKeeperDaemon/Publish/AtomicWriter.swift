@@ -10,10 +10,14 @@ public struct AtomicWriter: Sendable {
     /// Write permission bits that make a directory unacceptable: by default group and others,
     /// who could otherwise plant or swap files beside ours.
     public var refusedDirectoryBits: mode_t
+    /// Refuse a directory owned by anyone but us or root: its owner could swap our files.
+    public var refusesForeignOwner: Bool
 
-    public init(fileSystem: FileSystem = PosixFileSystem(), refusedDirectoryBits: mode_t = S_IWGRP | S_IWOTH) {
+    public init(fileSystem: FileSystem = PosixFileSystem(), refusedDirectoryBits: mode_t = S_IWGRP | S_IWOTH,
+                refusesForeignOwner: Bool = true) {
         self.fileSystem = fileSystem
         self.refusedDirectoryBits = refusedDirectoryBits
+        self.refusesForeignOwner = refusesForeignOwner
     }
 
     /// Temp files are named after the target and the writer's pid, so a later run can tell
@@ -69,6 +73,20 @@ public struct AtomicWriter: Sendable {
         if let problem = Self.unsafeWriters(info.st_mode & refusedDirectoryBits) {
             throw FileError("refusing directory \(problem)", path, code: EPERM)
         }
+        if refusesForeignOwner, let owner = Self.foreignOwner(info.st_uid) {
+            throw FileError("refusing directory owned by \(owner) (chown it to the user pinkeeper runs as)", path, code: EPERM)
+        }
+    }
+
+    /// The owner, named, when it is neither the effective user nor root; nil when it is one of them.
+    static func foreignOwner(_ uid: uid_t) -> String? {
+        guard uid != geteuid() && uid != 0 else { return nil }
+        var entry = passwd(), result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        if getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let name = result?.pointee.pw_name {
+            return "uid \(uid) (\(String(cString: name)))"
+        }
+        return "uid \(uid)"
     }
 
     /// Who besides the owner may write a directory with these permission bits, and the fix.
@@ -96,8 +114,17 @@ public struct AtomicWriter: Sendable {
         let prefix = tempPrefix(for: name)
         for entry in names where entry.hasPrefix(prefix) {
             let pidText = entry.dropFirst(prefix.count).prefix { $0 != "-" }
-            if let pid = pid_t(pidText), pid != getpid(), kill(pid, 0) == 0 { continue }  // its writer still runs
+            if let pid = pid_t(pidText), pid != getpid() {
+                let result = kill(pid, 0)
+                if writerIsAlive(killResult: result, error: result == 0 ? 0 : errno) { continue }
+            }
             unlink("\(directory)/\(entry)")
         }
+    }
+
+    /// kill(pid, 0) failing with EPERM means the pid exists but belongs to another user: a
+    /// live writer whose file must stay. Any other failure (ESRCH) means the writer is gone.
+    static func writerIsAlive(killResult: Int32, error: Int32) -> Bool {
+        killResult == 0 || error == EPERM
     }
 }

@@ -23,11 +23,42 @@ public enum DataDirectories {
         var info = stat()
         guard stat(path, &info) == 0 else { throw problem("cannot be examined: \(errorText(errno))") }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw problem("is not a directory") }
+        if let owner = AtomicWriter.foreignOwner(info.st_uid) {
+            throw problem("is refused: it is owned by \(owner), who could replace the files in it "
+                + "(chown it to the user pinkeeper runs as, or remove it and let pinkeeper create it)")
+        }
         // access(2) also answers EROFS for a read-only file system, even for root.
         guard access(path, W_OK | X_OK) == 0 else { throw problem("is not writable: \(errorText(errno))") }
         if let writers = AtomicWriter.unsafeWriters(info.st_mode & (S_IWGRP | S_IWOTH)) {
             throw problem("is refused: it is \(writers)")
         }
+        if let parent = othersWritableAncestor(of: path) {
+            throw problem("is refused: its ancestor \(parent) is writable by other users without the sticky bit, "
+                + "so they could replace the directory (chmod o-w or +t \(parent))")
+        }
+    }
+
+    /// The first directory above `path`, along the path as written and along its resolved form,
+    /// that anyone may write without the sticky bit: whoever can rename entries there can swap
+    /// our directory for one of theirs. Group write is allowed, as on the usual root-owned trees.
+    static func othersWritableAncestor(of path: String) -> String? {
+        var paths = [path]
+        if let real = realpath(path, nil) {
+            paths.append(String(cString: real))
+            free(real)
+        }
+        for candidate in paths where candidate.hasPrefix("/") {
+            var prefix = ""
+            for ancestor in ["/"] + candidate.split(separator: "/").dropLast().map({ component in
+                prefix += "/\(component)"
+                return prefix
+            }) {
+                var info = stat()
+                guard stat(ancestor, &info) == 0 else { continue }
+                if info.st_mode & S_IWOTH != 0 && info.st_mode & S_ISVTX == 0 { return ancestor }
+            }
+        }
+        return nil
     }
 
     /// `mkdir -p` with mode 0755 whatever the umask, for the directories it creates; nil on success.
@@ -37,7 +68,12 @@ public enum DataDirectories {
             prefix += "/\(component)"
             if component == "." || component == ".." { continue }
             if mkdir(prefix, 0o755) == 0 {
-                guard chmod(prefix, 0o755) == 0 else { return FileError("cannot chmod", prefix) }
+                // fchmod through a descriptor of the directory itself: between mkdir and a chmod
+                // by path, someone could put a symlink there and have us chmod its target.
+                let fd = open(prefix, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                guard fd >= 0 else { return FileError("cannot open", prefix) }
+                defer { close(fd) }
+                guard fchmod(fd, 0o755) == 0 else { return FileError("cannot chmod", prefix) }
             } else if errno != EEXIST {
                 return FileError("mkdir", prefix)
             }

@@ -17,7 +17,7 @@ final class MetricsWriter: Sendable {
     private let logger: Logger
     private let writer: AtomicWriter
 
-    init(logger: Logger, writer: AtomicWriter = AtomicWriter()) {
+    init(logger: Logger, writer: AtomicWriter = MetricsFile.writer) {
         self.logger = logger
         self.writer = writer
     }

@@ -9,7 +9,8 @@ public enum Timestamp {
         var parts = tm()
         guard gmtime_r(&time, &parts) != nil else { return "\(seconds)" }
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+        // In Int64: gmtime_r accepts times whose tm_year + 1900 overflows Int32.
+        return "\(Int64(parts.tm_year) + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 }

@@ -110,4 +110,65 @@ struct DirectoryTests {
         #expect(result.stderr.contains("writable by its group (chmod g-w it)"), "\(result.stderr)")
         #expect(server.requests("a").isEmpty)
     }
+    /// Runs `update` and expects it refused before any fetch with one stderr line holding every fragment.
+    private func expectRefused(_ config: String, _ server: FixtureServer, _ fragments: [String]) {
+        let result = ChildProcess.run(TestEnvironment.binary, ["update", "--config", config], timeout: 30)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        for fragment in fragments { #expect(lines.first?.contains(fragment) == true, "\(fragment): \(result.stderr)") }
+        #expect(server.requests("a").isEmpty)
+    }
+
+    @Test("a cache directory owned by another user is refused: its owner could swap the published files",
+          .enabled(if: geteuid() == 0, "skipped: needs root to chown the cache directory to nobody"))
+    func foreignOwner() throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")])
+        #expect(chown(sandbox.cache.path, 65534, 65534) == 0)
+        expectRefused(config, server, ["cache directory \(sandbox.cache.path)", "owned by uid 65534", "chown"])
+    }
+
+    @Test("a cache directory below a parent that others may write, without the sticky bit, is refused")
+    func othersWritableParent() throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        let parent = sandbox.root.appendingPathComponent("open")
+        let cache = parent.appendingPathComponent("cache")
+        try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+        chmod(parent.path, 0o777)
+        let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")], cacheDirectory: cache.path)
+        expectRefused(config, server, ["cache directory \(cache.path)", "\(parent.path) is writable by other users",
+                                       "sticky"])
+    }
+
+    @Test("a directory of ours below a sticky, world-writable parent (as in /tmp) is accepted")
+    func stickyParent() throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        let parent = sandbox.root.appendingPathComponent("shared")
+        let cache = parent.appendingPathComponent("cache")
+        try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+        chmod(parent.path, 0o1777)
+        let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")], cacheDirectory: cache.path)
+        let result = ChildProcess.run(TestEnvironment.binary, ["update", "--config", config], timeout: 30)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: cache.appendingPathComponent("a.json").path))
+    }
+}
+
+/// Every write re-checks the directory's owner, not only the check at start.
+@Suite("AtomicWriter directory owner")
+struct WriterOwnerTests {
+    @Test("a directory owned by another user is refused for the cache; the metrics writer accepts it",
+          .enabled(if: geteuid() == 0, "skipped: needs root to chown the directory to nobody"))
+    func foreignOwnedDirectory() throws {
+        let dir = TestEnvironment.temporaryDirectory("owner")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(chown(dir.path, 65534, 65534) == 0)
+        let error = #expect(throws: FileError.self) { try AtomicWriter().write(Data("x".utf8), to: "a.json", in: dir.path) }
+        #expect("\(error!)".contains("owned by uid 65534"), "\(error!)")
+        try MetricsFile.writer.write(Data("x".utf8), to: "pinkeeper.prom", in: dir.path)
+    }
 }

@@ -79,8 +79,12 @@ public struct AtomicWriter: Sendable {
     }
 
     /// The owner, named, when it is neither the effective user nor root; nil when it is one of them.
+    /// Root also accepts a system account's directory (uid ≤ 999, Debian's SYS_UID_MAX): that is
+    /// how `sudo pinkeeper update` meets the service user's /var/cache/pinkeeper, while a directory
+    /// planted by an ordinary login user (uid ≥ 1000) stays refused.
     static func foreignOwner(_ uid: uid_t) -> String? {
         guard uid != geteuid() && uid != 0 else { return nil }
+        if geteuid() == 0 && uid <= systemAccountMaxUID { return nil }
         var entry = passwd(), result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
         if getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let name = result?.pointee.pw_name {
@@ -90,6 +94,8 @@ public struct AtomicWriter: Sendable {
     }
 
     /// Who besides the owner may write a directory with these permission bits, and the fix.
+    static let systemAccountMaxUID: uid_t = 999
+
     static func unsafeWriters(_ bits: mode_t) -> String? {
         switch (bits & S_IWGRP != 0, bits & S_IWOTH != 0) {
         case (true, true): "writable by its group and other users (chmod go-w it)"

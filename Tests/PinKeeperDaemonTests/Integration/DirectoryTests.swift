@@ -171,4 +171,15 @@ struct WriterOwnerTests {
         #expect("\(error!)".contains("owned by uid 65534"), "\(error!)")
         try MetricsFile.writer.write(Data("x".utf8), to: "pinkeeper.prom", in: dir.path)
     }
+
+    @Test("root writes into a system account's directory (the service user's cache) but not a login user's",
+          .enabled(if: geteuid() == 0, "skipped: needs root to chown the directory"))
+    func rootAndTheServiceUser() throws {
+        let dir = TestEnvironment.temporaryDirectory("owner-system")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(chown(dir.path, 100, 100) == 0)  // a system account, as the package's `pinkeeper` user is
+        try AtomicWriter().write(Data("x".utf8), to: "a.json", in: dir.path)
+        #expect(chown(dir.path, 1000, 1000) == 0)  // the first login user
+        #expect(throws: FileError.self) { try AtomicWriter().write(Data("y".utf8), to: "a.json", in: dir.path) }
+    }
 }

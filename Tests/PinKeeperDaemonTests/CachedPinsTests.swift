@@ -116,6 +116,32 @@ struct CachedPinsTests {
         #expect(result.changed)  // the mode is recorded
     }
 
+    @Test("challenge: a domainsConfig without a key, next to keyed pins, is unconfirmed: the store is fetched at once")
+    func challengeKeylessDomainsConfig() throws {
+        let keyB = try Vectors.keyB()
+        let pin = Pins.make("api.example.com", 0x01, expires: 4_102_444_800, key: keyB.id)
+        let domains = DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [])
+        let loaded = Self.file([pin], domainsConfig: domains, mode: .challenge)
+        let result = CachedPins.reconcile(loaded, store: Self.store(.challenge, keys: [keyB]))
+        #expect(result.file == loaded && !result.changed)
+        #expect(result.unconfirmedDomainsConfig && result.unconfirmed == 0)
+        #expect(result.fetchNow)
+    }
+
+    @Test("challenge: once a key is gone, a domainsConfig without a key is dropped at once (fail closed)")
+    func challengeKeylessDomainsConfigAfterKeyRemoval() throws {
+        let keyB = try Vectors.keyB()
+        let kept = Pins.make("api.example.com", 0x01, expires: 4_102_444_800, key: keyB.id)
+        let gone = Pins.make("api.example.com", 0x02, expires: 4_102_444_800, key: Self.removedKey)
+        let loaded = Self.file([kept, gone], domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: []),
+                               mode: .challenge)
+        let result = CachedPins.reconcile(loaded, store: Self.store(.challenge, keys: [keyB]))
+        #expect(result.file.list.pins == [kept])
+        #expect(result.file.list.domainsConfig == nil)
+        #expect(result.droppedDomainsConfig && !result.unconfirmedDomainsConfig)
+        #expect(result.changed && result.fetchNow)
+    }
+
     @Test("adding a key drops nothing and changes nothing", arguments: [ListMode.static, .challenge])
     func addingAKey(_ mode: ListMode) throws {
         let keyA = try Vectors.keyA(), keyB = try Vectors.keyB()

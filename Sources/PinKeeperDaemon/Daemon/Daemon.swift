@@ -87,12 +87,14 @@ private struct Loop {
         let now = daemon.clock.now()
         var urgent: [StoreConfig] = []
         for store in config.stores {
-            // A removed key's pins go before anything else happens; challenge mode then fetches at once.
-            let fetchNow = updater.reconcileCache(store, now: now).fetchNow
+            // A removed key's pins go before anything else happens: the store is updated at once,
+            // and the update publishes the reduced file under the store's lock before it fetches.
+            let reconcile = updater.reconcileCheck(store, now: now).needed
             var (dueAt, hasPins) = load(store, now: now)
-            if fetchNow { dueAt = now }
+            if reconcile { dueAt = now }
             due[store.id] = dueAt
-            if !hasPins && dueAt <= now { urgent.append(store) }
+            // READY also waits for a removed key's pins to leave the file.
+            if (!hasPins && dueAt <= now) || reconcile { urgent.append(store) }
         }
         logger.info("pinkeeper started", metadata: ["stores": "\(config.stores.count)", "cache_directory": "\(config.cacheDirectory)"])
         // READY waits for one attempt at every store that has nothing valid to offer readers.
@@ -223,8 +225,8 @@ private struct Loop {
             updater = daemon.makeUpdater(fresh)
             probes.reconfigure(from: old, to: fresh, now: now)
             for store in fresh.stores {
-                let fetchNow = updater.reconcileCache(store, now: now).fetchNow  // e.g. a key was removed
-                if !fetchNow, let before = old.store(store.id), !store.differs(from: before) { continue }
+                let reconcile = updater.reconcileCheck(store, now: now).needed  // e.g. a key was removed
+                if !reconcile, let before = old.store(store.id), !store.differs(from: before) { continue }
                 schedule(store.id, at: now)  // added or changed: fetch from the (new) source now
             }
             for store in old.stores where fresh.store(store.id) == nil {

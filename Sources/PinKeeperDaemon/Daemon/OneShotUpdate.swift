@@ -40,12 +40,21 @@ public enum OneShotUpdate {
         var lines: [String: Line] = [:]
         var due: [StoreConfig] = []
         for store in selected {
-            let reconciled = updater.reconcileCache(store, now: now)  // a removed key's pins go even if not due
-            guard !force, !reconciled.fetchNow, let cache = reconciled.cache else {
+            // Read only: nothing is written here without the store's lock.
+            let check = updater.reconcileCheck(store, now: now)
+            guard !force, !check.fetchNow, var cache = updater.loadCache(store, now: now, keepingCopy: false).0 else {
                 due.append(store)
                 continue
             }
             let state = updater.state.load(store: store.id)
+            if check.needed && DueTime.of(cache: cache, state: state, policy: store.policy, now: now) > now {
+                // A removed key's pins go even if the store is not due (a due one is reconciled by its update).
+                switch await updater.reconcileLocked(store, now: now) {
+                case .done(let reconciled?): cache = reconciled
+                case .done(nil), .unavailable: due.append(store); continue
+                case .blocked(let report): lines[store.id] = Line(report); continue
+                }
+            }
             let dueAt = DueTime.of(cache: cache, state: state, policy: store.policy, now: now)
             if dueAt > now {
                 let pins = cache.list.pins.filter { !$0.isExpired(at: now) }.count

@@ -20,6 +20,9 @@ public struct StoreState: Codable, Sendable, Equatable {
     public var bodyDigest: String?
 
     public init() {}
+
+    /// The next fetch is unconditional and its list verified in full.
+    mutating func forgetValidators() { (etag, lastModified, bodyDigest) = (nil, nil, nil) }
 }
 
 /// `<state_directory>/<store>.state.json`, written atomically like the cache.

@@ -9,7 +9,10 @@ import PinKeeper
 ///   A challenge-mode pin whose key is gone cannot be re-verified (the signature covered a whole
 ///   response) and is dropped, and so is a `domainsConfig` that came with such a response.
 ///   A challenge-mode pin that records no key is kept until the next verified fetch, which
-///   keeps it only if the response lists it again (see `PinMerger`).
+///   keeps it only if the response lists it again (see `PinMerger`). So is a `domainsConfig`
+///   that records no key, unless the file shows a key was removed (it held pins of a key no
+///   longer configured): then it may be the removed key's, and `sslPinningRequiredForUnlisted:
+///   false` must not keep unlisted names trusted, so it goes at once (fail closed).
 /// - **Nothing unsigned decides trust.** A static store's file loses `domainsConfig` and every
 ///   `depth` (older versions published both).
 struct CachedPins {
@@ -20,13 +23,17 @@ struct CachedPins {
     var droppedDomainsConfig = false
     /// Challenge mode: pins that record no key, waiting for the next verified fetch.
     var unconfirmed = 0
+    /// Challenge mode: the kept `domainsConfig` records no key, waiting for the next verified fetch.
+    var unconfirmedDomainsConfig = false
     /// Static mode: the file carried `domainsConfig` or a `depth`.
     var ignoredUnsignedFields = false
     /// The result differs from the file as loaded: it must be published.
     var changed = false
 
     /// Challenge mode cannot restore what it dropped or confirm what it kept without the server.
-    var fetchNow: Bool { file.metadata.mode == .challenge && (dropped > 0 || droppedDomainsConfig || unconfirmed > 0) }
+    var fetchNow: Bool {
+        file.metadata.mode == .challenge && (dropped > 0 || droppedDomainsConfig || unconfirmed > 0 || unconfirmedDomainsConfig)
+    }
 
     static func reconcile(_ loaded: CacheFile, store: StoreConfig) -> CachedPins {
         var result = CachedPins(file: loaded)
@@ -73,9 +80,14 @@ struct CachedPins {
         file.list.pins.removeAll { $0.key.map { !configured.contains($0) } ?? false }
         dropped = before - file.list.pins.count
         unconfirmed = file.list.pins.filter { $0.key == nil }.count
-        if let key = file.list.domainsConfig?.key, !configured.contains(key) {
-            file.list.domainsConfig = nil
-            droppedDomainsConfig = true
+        guard let config = file.list.domainsConfig else { return }
+        if let key = config.key {
+            guard !configured.contains(key) else { return }
+        } else if dropped == 0 {
+            unconfirmedDomainsConfig = true
+            return
         }
+        file.list.domainsConfig = nil
+        droppedDomainsConfig = true
     }
 }

@@ -23,10 +23,11 @@ extension StoreUpdater {
     /// of a corrupt file. Nothing is locked either, so it never waits for a running update.
     public func dryRun(_ store: StoreConfig) async -> Preview {
         let now = clock.now()
-        let memory = await BlockingWork.run { [state] in state.load(store: store.id) }
+        var memory = await BlockingWork.run { [state] in state.load(store: store.id) }
         let (loaded, refusal) = await BlockingWork.run { loadCache(store, now: now, keepingCopy: false) }
-        // What reconcileCache would publish before the fetch, kept in memory.
+        // What reconcileCache would publish before the fetch, kept in memory; it would forget the validators too.
         let reconciliation = loaded.map { CachedPins.reconcile($0, store: store) }
+        if reconciliation?.changed == true { memory.forgetValidators() }
         let reconciled = reconciliation?.file
         let published = loaded?.list.pins ?? []
         let cachedUnsigned = reconciliation?.ignoredUnsignedFields ?? false

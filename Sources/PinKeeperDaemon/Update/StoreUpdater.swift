@@ -61,12 +61,18 @@ public struct StoreUpdater: Sendable {
         defer { lock?.release() }
         let now = clock.now()
         // File work runs on threads of its own (BlockingWork): a stalled disk must not starve the pool.
-        var memory = await BlockingWork.run { [state] in state.load(store: store.id) }
-        await BlockingWork.run { [cache] in AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path) }
-        let (previous, refusal) = await BlockingWork.run {
-            let reconciled = reconcileCache(store, now: now)
-            return (reconciled.cache, reconciled.refusal)
+        // Without the lock nothing is written: another process may be publishing the store.
+        let (previous, refusal, reconciled) = await BlockingWork.run { () -> (CacheFile?, UpdateFailure?, Bool) in
+            guard let lock else {
+                let (found, refusal) = loadCache(store, now: now, keepingCopy: false)
+                return (found, refusal, false)
+            }
+            AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path)
+            let result = reconcileCache(store, now: now, holding: lock)
+            return (result.cache, result.refusal, result.changed)
         }
+        var memory = await BlockingWork.run { [state] in state.load(store: store.id) }
+        if reconciled { memory.forgetValidators() }  // already on disk, unless that save failed
         let validBefore = previous?.list.pins.filter { !$0.isExpired(at: now) } ?? []
 
         memory.lastAttempt = now
@@ -143,7 +149,7 @@ public struct StoreUpdater: Sendable {
     }
 
     /// Another process holds the store's lock: nothing is fetched, written or counted as a failure.
-    private func busy(_ store: StoreConfig) -> Report {
+    func busy(_ store: StoreConfig) -> Report {
         let now = clock.now()
         // Read only: without the lock nothing may be written, not even a copy of a corrupt file.
         let cached = (try? CacheReader.read(cacheFile: cache.filePath(for: store.id), store: store.id)) ?? nil

@@ -108,6 +108,8 @@ struct DryRunTests {
         #expect(try sandbox.published("s").list.pins.count == 2)
 
         config = try configure(keys: [2])  // key 1 removed: an update would reconcile and republish
+        // ...and fetch unconditionally: the server drops key 1's entry too, or the list would be refused.
+        try server.route("s", ["mode": "static", "body": String(decoding: try server.download("k2"), as: UTF8.self)])
         try Data("{ not json".utf8).write(to: sandbox.cacheFile("c"))  // an update would copy it aside
         let staleTemp = sandbox.cache.appendingPathComponent(".s.json.tmp-4000000-dead")
         try Data("half".utf8).write(to: staleTemp)  // an update would remove it

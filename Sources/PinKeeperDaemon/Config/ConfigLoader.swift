@@ -121,6 +121,16 @@ public enum ConfigLoader {
         return text
     }
 
+    /// An absolute path to a file this process can read now (a CA or fallback file).
+    static func readablePath(_ table: TOMLTable, _ key: String, file: String, store: String?) throws(ConfigError) -> String? {
+        guard let path = try optionalString(table, key, file: file, store: store) else { return nil }
+        guard path.hasPrefix("/") else { throw ConfigError(file: file, store: store, key: key, "must be an absolute path") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ConfigError(file: file, store: store, key: key, "\(path) does not exist or cannot be read")
+        }
+        return path
+    }
+
     private static func absolutePath(_ table: TOMLTable, _ key: String, file: String) throws(ConfigError) -> String? {
         guard let path = try optionalString(table, key, file: file) else { return nil }
         guard path.hasPrefix("/") else { throw ConfigError(file: file, key: key, "must be an absolute path") }

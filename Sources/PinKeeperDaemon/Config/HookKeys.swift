@@ -27,11 +27,15 @@ enum HookKeys {
             }
             policy.onChange = argv
         }
-        if let raw = table["hook_timeout"] {
-            let usage = "must be a duration from 1s to 10m, such as \"30s\" or \"2m\""
-            let seconds: Int64?
-            if let number = raw.int { seconds = Int64(number) } else { seconds = raw.string.flatMap(Units.seconds) }
-            guard let seconds, (1...longestTimeout).contains(seconds) else { throw error("hook_timeout", usage) }
+        let usage = "must be a duration from 1s to 10m, such as \"30s\" or \"2m\""
+        let seconds: Int64?
+        do {
+            seconds = try PolicyKeys.duration(table, "hook_timeout", file: file, store: store)
+        } catch _ {
+            throw error("hook_timeout", usage)  // the allowed range says more than the generic forms
+        }
+        if let seconds {
+            guard (1...longestTimeout).contains(seconds) else { throw error("hook_timeout", usage) }
             policy.hookTimeout = seconds
         }
     }

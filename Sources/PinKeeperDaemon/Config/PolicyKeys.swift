@@ -8,8 +8,7 @@ enum PolicyKeys {
     static func apply(_ table: TOMLTable, to base: UpdatePolicy, file: String, store: String?) throws(ConfigError) -> UpdatePolicy {
         var policy = base
         func duration(_ key: String) throws(ConfigError) -> Int64? {
-            try value(table, key, file: file, store: store, parse: Units.seconds,
-                      expected: "a duration such as \"90s\", \"15m\", \"36h\", \"7d\" or integer seconds")
+            try Self.duration(table, key, file: file, store: store)
         }
         if let v = try duration("periodic_update_interval") { policy.periodicUpdateInterval = v }
         if let v = try duration("expiration_update_threshold") { policy.expirationUpdateThreshold = v }
@@ -52,6 +51,13 @@ enum PolicyKeys {
         case .success(let setting): return setting
         case .failure(let error): throw ConfigError(file: file, store: store, key: "proxy", error.problem)
         }
+    }
+
+    /// A duration key (integer seconds or a string with a unit), nil when absent; every duration
+    /// key of the configuration is read here so that all accept the same forms.
+    static func duration(_ table: TOMLTable, _ key: String, file: String, store: String?) throws(ConfigError) -> Int64? {
+        try value(table, key, file: file, store: store, parse: Units.seconds,
+                  expected: "a duration such as \"90s\", \"15m\", \"36h\", \"7d\", \"2w\" or integer seconds")
     }
 
     private static func value(_ table: TOMLTable, _ key: String, file: String, store: String?,

@@ -71,26 +71,14 @@ enum ProbeKeys {
 
         func interval() throws(ConfigError) -> Int64? {
             let key = "probe_interval"
-            guard let raw = table[key] else { return nil }
-            let seconds: Int64
-            if let number = raw.int {
-                seconds = Int64(number)
-            } else if let text = raw.string, let parsed = Units.seconds(text) {
-                seconds = parsed
-            } else {
-                throw error(key, "must be a duration such as \"90s\", \"15m\", \"1h\", \"1d\" or integer seconds")
-            }
+            guard let seconds = try PolicyKeys.duration(table, key, file: file, store: store) else { return nil }
             guard seconds >= ProbeKeys.shortestInterval else { throw error(key, "must be at least \(ProbeKeys.shortestInterval)s") }
             guard seconds <= 10 * 365 * 86_400 else { throw error(key, "must be at most 10 years") }
             return seconds
         }
 
         func caFile() throws(ConfigError) -> String? {
-            let key = "probe_ca_file"
-            guard let path = try ConfigLoader.optionalString(table, key, file: file, store: store) else { return nil }
-            guard path.hasPrefix("/") else { throw error(key, "must be an absolute path") }
-            guard FileManager.default.isReadableFile(atPath: path) else { throw error(key, "\(path) does not exist or cannot be read") }
-            return path
+            try ConfigLoader.readablePath(table, "probe_ca_file", file: file, store: store)
         }
 
         func connectTo() throws(ConfigError) -> [Endpoint: Endpoint]? {

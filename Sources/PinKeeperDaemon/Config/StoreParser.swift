@@ -115,12 +115,7 @@ struct StoreParser {
     }
 
     private func readablePath(_ key: String) throws(ConfigError) -> String? {
-        guard let path = try ConfigLoader.optionalString(table, key, file: file, store: id) else { return nil }
-        guard path.hasPrefix("/") else { throw error(key, "must be an absolute path") }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw error(key, "\(path) does not exist or cannot be read")
-        }
-        return path
+        try ConfigLoader.readablePath(table, key, file: file, store: id)
     }
 
     private func checkFallback(_ path: String) throws(ConfigError) {

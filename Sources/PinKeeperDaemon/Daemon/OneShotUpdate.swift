@@ -42,7 +42,7 @@ public enum OneShotUpdate {
         for store in selected {
             // Read only: nothing is written here without the store's lock.
             let check = updater.reconcileCheck(store, now: now)
-            guard !force, !check.fetchNow, var cache = updater.loadCache(store, now: now, keepingCopy: false).0 else {
+            guard !force, !check.fetchNow, var cache = updater.loadCache(store, now: now).0 else {
                 due.append(store)
                 continue
             }

@@ -53,7 +53,7 @@ public final class ChangeHooks: Sendable {
             return true
         }
         if start {
-            BlockingWork.start { self.runAll(from: request) }
+            BlockingWork.start(named: "pinkeeper-hook") { self.runAll(from: request) }
         } else {
             logger.debug("pins changed while the change hook runs; it will run once more", metadata: ["store": "\(store.id)"])
         }

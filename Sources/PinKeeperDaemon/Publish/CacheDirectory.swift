@@ -28,9 +28,9 @@ public struct CacheDirectory: Sendable {
     }
 
     /// Reads a store's published file without following a symlink or waiting on a FIFO. A file
-    /// that does not parse is left in place and copied once to `<store>.json.corrupt-<mtime>`
-    /// (unless `keepingCopy` is false: a dry run writes nothing).
-    public func load(store: String, now: Int64, keepingCopy: Bool = true) -> Loaded {
+    /// that does not parse is left in place; with `keepingCopy` (only the update that holds the
+    /// store's lock asks for it) it is also copied once to `<store>.json.corrupt-<mtime>`.
+    public func load(store: String, now: Int64, keepingCopy: Bool = false) -> Loaded {
         let file = filePath(for: store)
         let data: Data, identity: FileIdentity
         let known = memo.entry(for: file)

@@ -29,7 +29,7 @@ final class MetricsWriter: Sendable {
             defer { state.writing = true }
             return !state.writing
         }
-        if start { BlockingWork.start { self.drain() } }
+        if start { BlockingWork.start(named: "pinkeeper-metrics") { self.drain() } }
     }
 
     /// Waits at most `limit` for a write in progress, so that exit leaves no temporary file behind.

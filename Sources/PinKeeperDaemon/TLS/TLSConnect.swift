@@ -145,15 +145,11 @@ public enum TLSConnect {
                                  timeoutSeconds: Int) async throws(TLSConnectError) -> TLSHandshake {
         let cancellation = Cancellation()
         let result: Result<TLSHandshake, TLSConnectError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    continuation.resume(returning: Result { () throws(TLSConnectError) in
-                        try handshake(host: host, port: port, serverName: serverName, context: context,
-                                      timeoutSeconds: timeoutSeconds, cancellation: cancellation)
-                    })
+            await BlockingWork.run(named: "pinkeeper-tls") {
+                Result { () throws(TLSConnectError) in
+                    try handshake(host: host, port: port, serverName: serverName, context: context,
+                                  timeoutSeconds: timeoutSeconds, cancellation: cancellation)
                 }
-                thread.name = "pinkeeper-tls"
-                thread.start()
             }
         } onCancel: {
             cancellation.cancel()
@@ -271,7 +267,7 @@ public enum TLSConnect {
         return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 
-    private static func setupError(_ call: String) -> TLSConnectError {
+    static func setupError(_ call: String) -> TLSConnectError {
         TLSConnectError(kind: .setup, description: "\(call) failed\(drainErrors())")
     }
 
@@ -305,10 +301,10 @@ public final class TLSClientContext: @unchecked Sendable {  // the SSL_CTX is ne
 
     public init(caFile: String?) throws(TLSConnectError) {
         ERR_clear_error()
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw Self.setupError("SSL_CTX_new") }
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSConnect.setupError("SSL_CTX_new") }
         guard pinkeeper_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
             SSL_CTX_free(context)
-            throw Self.setupError("SSL_CTX_set_min_proto_version")
+            throw TLSConnect.setupError("SSL_CTX_set_min_proto_version")
         }
         _ = pinkeeper_SSL_CTX_set_max_cert_list(context, TLSConnect.maxCertificateListBytes)
         SSL_CTX_set_verify_depth(context, TLSConnect.maxChainDepth)
@@ -320,7 +316,7 @@ public final class TLSClientContext: @unchecked Sendable {  // the SSL_CTX is ne
         } else {
             guard SSL_CTX_set_default_verify_paths(context) == 1 else {
                 SSL_CTX_free(context)
-                throw Self.setupError("SSL_CTX_set_default_verify_paths")
+                throw TLSConnect.setupError("SSL_CTX_set_default_verify_paths")
             }
         }
         SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)  // verified after the handshake, with the chain in hand
@@ -329,7 +325,4 @@ public final class TLSClientContext: @unchecked Sendable {  // the SSL_CTX is ne
 
     deinit { SSL_CTX_free(context) }
 
-    private static func setupError(_ call: String) -> TLSConnectError {
-        TLSConnectError(kind: .setup, description: "\(call) failed\(TLSConnect.drainErrors())")
-    }
 }

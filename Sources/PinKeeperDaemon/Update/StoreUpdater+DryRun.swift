@@ -24,7 +24,7 @@ extension StoreUpdater {
     public func dryRun(_ store: StoreConfig) async -> Preview {
         let now = clock.now()
         var memory = await BlockingWork.run { [state] in state.load(store: store.id) }
-        let (loaded, refusal) = await BlockingWork.run { loadCache(store, now: now, keepingCopy: false) }
+        let (loaded, refusal) = await BlockingWork.run { loadCache(store, now: now) }
         // What reconcileCache would publish before the fetch, kept in memory; it would forget the validators too.
         let reconciliation = loaded.map { CachedPins.reconcile($0, store: store) }
         if reconciliation?.changed == true { memory.forgetValidators() }

@@ -15,7 +15,7 @@ extension StoreUpdater {
     /// under the store's lock. A corrupt or newer-format file needs nothing here; the update
     /// deals with it when the store is due.
     func reconcileCheck(_ store: StoreConfig, now: Int64) -> ReconcileCheck {
-        guard case .valid(let loaded) = cache.load(store: store.id, now: now, keepingCopy: false) else { return ReconcileCheck() }
+        guard case .valid(let loaded) = cache.load(store: store.id, now: now) else { return ReconcileCheck() }
         let configured = Set(store.publicKeys.map(\.id))
         if store.mode == .static && loaded.list.pins.contains(where: { $0.key.map(configured.contains) != true }) {
             return ReconcileCheck(needed: true)
@@ -31,16 +31,15 @@ extension StoreUpdater {
     /// included), and only there: `lock` proves the caller holds the store, so that an update
     /// of another process can never be published over by a reduced copy of an older file.
     ///
-    /// Returns the file as it now stands (nil: none, or unusable), whether it was changed, and
-    /// whether the store should be fetched at once (challenge mode lost or could not confirm
-    /// pins); `refusal` when the file must not be published over at all (a newer cache format).
+    /// Returns the file as it now stands (nil: none, or unusable) and whether it was changed;
+    /// `refusal` when the file must not be published over at all (a newer cache format).
     func reconcileCache(_ store: StoreConfig, now: Int64, holding lock: StoreLock)
-        -> (cache: CacheFile?, changed: Bool, fetchNow: Bool, refusal: UpdateFailure?)
+        -> (cache: CacheFile?, changed: Bool, refusal: UpdateFailure?)
     {
-        let (found, refusal) = loadCache(store, now: now)
-        guard let loaded = found else { return (nil, false, false, refusal) }
+        let (found, refusal) = loadCache(store, now: now, keepingCopy: true)  // under the lock: the one writer of a copy
+        guard let loaded = found else { return (nil, false, refusal) }
         let result = CachedPins.reconcile(loaded, store: store)
-        guard result.changed else { return (loaded, false, result.fetchNow, nil) }
+        guard result.changed else { return (loaded, false, nil) }
         let file = cache.filePath(for: store.id)
         if result.ignoredUnsignedFields {
             logger.warning("the cached static list carried unsigned depth or domainsConfig; both are ignored", metadata: [
@@ -69,7 +68,7 @@ extension StoreUpdater {
                 "store": "\(store.id)", "file": "\(file)", "reason": "\(error)",
             ])
         }
-        return (result.file, true, result.fetchNow, nil)
+        return (result.file, true, nil)
     }
 
     /// The remembered ETag, Last-Modified and body digest describe the list as it was before the

@@ -64,7 +64,7 @@ public struct StoreUpdater: Sendable {
         // Without the lock nothing is written: another process may be publishing the store.
         let (previous, refusal, reconciled) = await BlockingWork.run { () -> (CacheFile?, UpdateFailure?, Bool) in
             guard let lock else {
-                let (found, refusal) = loadCache(store, now: now, keepingCopy: false)
+                let (found, refusal) = loadCache(store, now: now)
                 return (found, refusal, false)
             }
             AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path)
@@ -127,8 +127,9 @@ public struct StoreUpdater: Sendable {
     }
 
     /// The cached pins to merge with, or why the store must not be published at all.
-    /// `keepingCopy`: false for a dry run, which writes nothing, not even a copy of a corrupt file.
-    func loadCache(_ store: StoreConfig, now: Int64, keepingCopy: Bool = true) -> (CacheFile?, UpdateFailure?) {
+    /// `keepingCopy`: copy a corrupt file aside; only under the store's lock (readers, the loop and
+    /// dry runs write nothing).
+    func loadCache(_ store: StoreConfig, now: Int64, keepingCopy: Bool = false) -> (CacheFile?, UpdateFailure?) {
         switch cache.load(store: store.id, now: now, keepingCopy: keepingCopy) {
         case .missing: return (nil, nil)
         case .valid(let file): return (file, nil)

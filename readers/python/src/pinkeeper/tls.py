@@ -122,30 +122,25 @@ class _PinCheck:
             self.do_handshake()
 
 
+def _checked_first(base, name):
+    """`base.name`, but the pins are checked (the handshake finished) before any byte moves."""
+    unchecked = getattr(base, name)
+
+    def method(self, *args, **kwargs):
+        self._ensure_pinned()
+        return unchecked(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
 class PinnedSSLSocket(_PinCheck, ssl.SSLSocket):
     def do_handshake(self, block=False):
         super().do_handshake(block)
         self._check_pins()
 
-    def read(self, *args, **kwargs):
-        self._ensure_pinned()
-        return super().read(*args, **kwargs)
-
-    def write(self, *args, **kwargs):
-        self._ensure_pinned()
-        return super().write(*args, **kwargs)
-
-    def send(self, *args, **kwargs):
-        self._ensure_pinned()
-        return super().send(*args, **kwargs)
-
-    def recv(self, *args, **kwargs):
-        self._ensure_pinned()
-        return super().recv(*args, **kwargs)
-
-    def recv_into(self, *args, **kwargs):
-        self._ensure_pinned()
-        return super().recv_into(*args, **kwargs)
+    read, write, send, recv, recv_into = (_checked_first(ssl.SSLSocket, name)
+                                          for name in ("read", "write", "send", "recv", "recv_into"))
 
 
 class PinnedSSLObject(_PinCheck, ssl.SSLObject):
@@ -155,13 +150,7 @@ class PinnedSSLObject(_PinCheck, ssl.SSLObject):
         super().do_handshake()
         self._check_pins()
 
-    def read(self, *args, **kwargs):
-        self._ensure_pinned()
-        return super().read(*args, **kwargs)
-
-    def write(self, *args, **kwargs):
-        self._ensure_pinned()
-        return super().write(*args, **kwargs)
+    read, write = (_checked_first(ssl.SSLObject, name) for name in ("read", "write"))
 
 
 class PinnedSSLContext(ssl.SSLContext):

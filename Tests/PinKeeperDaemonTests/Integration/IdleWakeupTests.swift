@@ -8,7 +8,7 @@ import Testing
 /// would add one a second for the daemon's whole life.
 @Suite("An idle daemon sleeps")
 struct IdleWakeupTests {
-    @Test("no context switches in 5 s after READY with three stores and no watchdog", .timeLimit(.minutes(1)))
+    @Test("no context switches in 5 s after READY with three stores and no watchdog", .timeLimit(.minutes(3)))
     func noWakeUps() async throws {
         let server = try FixtureServer()
         let sandbox = try Sandbox()

@@ -4,7 +4,7 @@ import Logging
 import PinKeeper
 import PinKeeperDaemon
 
-@main
+/// The root command; `Main` is the entry point.
 struct Pinkeeper: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pinkeeper",

@@ -28,11 +28,12 @@ struct Run: AsyncParsableCommand {
         let path = global.configPath
         // One for the daemon's lifetime: a reload must not lose track of a store's running hook.
         let hooks = ChangeHooks(logger: logger)
-        let daemon = Daemon(
+        var daemon = Daemon(
             configuration: configuration,
             reload: { Result { () throws(ConfigError) in try Self.reload(path) } },
             makeUpdater: { makeUpdater($0, logger: logger, hooks: hooks) },
             notifier: SystemdNotifier(), logger: logger)
+        daemon.executor = ThreadPoolExecutor.shared
         await daemon.run(triggers: triggers)
         await hooks.stop()  // within the kill grace, well inside the unit's TimeoutStopSec=
         withExtendedLifetime(watcher) {}

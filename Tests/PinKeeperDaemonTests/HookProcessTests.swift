@@ -40,7 +40,7 @@ struct HookProcessTests {
 
     @Test("signals the daemon ignores are at their default in the hook")
     func signalDefaults() {
-        let previous = signal(SIGUSR2, SIG_IGN)  // as the daemon ignores SIGTERM for its dispatch source
+        let previous = signal(SIGUSR2, SIG_IGN)  // as a disposition the daemon inherited ignored
         defer { signal(SIGUSR2, previous) }
         let outcome = run("kill -USR2 $$; echo survived")
         #expect(outcome.end == .signalled(SIGUSR2), "\(outcome.stdout.text)")

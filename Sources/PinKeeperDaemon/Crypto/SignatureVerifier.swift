@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import PinKeeper
 
@@ -42,7 +41,7 @@ public struct SignatureVerifier: Sendable {
         let chunk = 64
         let chunks = (pins.count + chunk - 1) / chunk
         nonisolated(unsafe) let results = found  // each iteration writes a disjoint range
-        DispatchQueue.concurrentPerform(iterations: chunks) { c in
+        ParallelLoop.run(iterations: chunks) { c in
             for i in (c * chunk)..<min(pins.count, (c + 1) * chunk) {
                 results[i] = entryKeyIndex(pins[i]) ?? -1
             }

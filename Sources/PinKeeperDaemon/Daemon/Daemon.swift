@@ -21,6 +21,9 @@ public struct Daemon: Sendable {
     public var logger: Logger
     /// Longest sleep without looking at the wall clock again (it may jump).
     public var maxSleep: Duration = .seconds(300)
+    /// Where the loop's tasks run (nil: Swift's default executor). Unstructured tasks do not
+    /// inherit a task executor preference, so the loop passes it on to each one it starts.
+    public var executor: (any TaskExecutor)?
 
     public init(configuration: Configuration, reload: @escaping @Sendable () -> Result<Configuration, ConfigError>,
                 makeUpdater: @escaping @Sendable (Configuration) -> StoreUpdater, notifier: ServiceNotifier,
@@ -42,7 +45,7 @@ public struct Daemon: Sendable {
 
     public func run(triggers: AsyncStream<Trigger>) async {
         let (events, input) = AsyncStream.makeStream(of: Event.self)
-        let forwarder = Task { for await trigger in triggers { input.yield(.trigger(trigger)) } }
+        let forwarder = Task(executorPreference: executor) { for await trigger in triggers { input.yield(.trigger(trigger)) } }
         defer { forwarder.cancel() }
         var loop = Loop(daemon: self, input: input)
         await loop.run(events: events)
@@ -147,7 +150,7 @@ private struct Loop {
         let updater = self.updater, input = self.input, concurrency = config.concurrency
         let superseded = SupersededStores()
         self.superseded = superseded
-        pass = Task {
+        pass = Task(executorPreference: daemon.executor) {
             let reports = await UpdatePass.run(stores, updater: updater, concurrency: concurrency,
                                                skip: superseded.contains)
             input.yield(.passFinished(reports))
@@ -192,7 +195,8 @@ private struct Loop {
     private mutating func startDueProbes() {
         let input = self.input
         let runner = ProbeRunner(configuration: config, clock: daemon.clock, random: updater.random, logger: logger)
-        probes.startDue(configuration: config, now: daemon.clock.now(), runner: runner, concurrency: config.concurrency) {
+        probes.startDue(configuration: config, now: daemon.clock.now(), runner: runner, concurrency: config.concurrency,
+                        executor: daemon.executor) {
             input.yield(.probesFinished($0))
         }
     }
@@ -256,8 +260,8 @@ private struct Loop {
             sleep = min(sleep, max(.zero, nextPing - ContinuousClock.now))
         }
         let input = self.input
-        timer = Task {
-            guard (try? await Task.sleep(for: sleep)) != nil else { return }
+        timer = Task(executorPreference: daemon.executor) {
+            guard (try? await ThreadSleep.sleep(for: sleep)) != nil else { return }
             input.yield(.tick)
         }
     }

@@ -1,27 +1,63 @@
-import Dispatch
 import Glibc
+import Synchronization
 
-/// Turns SIGTERM, SIGINT, SIGHUP and SIGUSR1 into calls of `handler` on a dispatch queue.
+/// Turns SIGTERM, SIGINT, SIGHUP and SIGUSR1 into calls of `handler` on a thread of its own.
 /// The signals are unblocked first: a child can inherit a blocked mask from its parent, and
-/// then SIGTERM would stay pending forever.
-public final class SignalWatcher {
+/// then SIGTERM would stay pending forever. Not a dispatch source: that would start
+/// libdispatch's 1 s timer (see `ThreadPoolExecutor`). The signal handler writes the number to
+/// a pipe (async-signal-safe); the thread sleeps in `read` until a byte arrives.
+/// One watcher at a time; after it is gone the signals are caught and dropped.
+public final class SignalWatcher: Sendable {
     public static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP, SIGUSR1]
-    private let sources: [DispatchSourceSignal]
 
     public init(handler: @escaping @Sendable (Int32) -> Void) {
         var mask = sigset_t()
         sigemptyset(&mask)
         for signal in Self.handled { sigaddset(&mask, signal) }
         pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-        let queue = DispatchQueue(label: "pinkeeper.signals")
-        sources = Self.handled.map { number in
-            signal(number, SIG_IGN)  // the dispatch source sees it; the default action must not kill us
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { handler(number) }
-            source.resume()
-            return source
+        SignalPipe.shared.handler.withLock { $0 = handler }
+        for number in Self.handled {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { number in SignalPipe.forward(number) }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(number, &action, nil)
         }
     }
 
-    deinit { sources.forEach { $0.cancel() } }
+    deinit { SignalPipe.shared.handler.withLock { $0 = nil } }
+}
+
+/// The write end, read by the C signal handler: set once before any handler is installed.
+nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
+
+private final class SignalPipe: Sendable {
+    static let shared = SignalPipe()
+    let handler = Mutex<(@Sendable (Int32) -> Void)?>(nil)
+
+    private init() {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { fatalError("pinkeeper: cannot create the signal pipe: errno \(errno)") }
+        // Hooks must not inherit it; a full pipe drops a signal rather than block the handler.
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)
+        signalPipeWriteEnd = ends[1]
+        let readEnd = ends[0]
+        BlockingWork.start(named: "pinkeeper-signals") { [self] in
+            var byte: UInt8 = 0
+            while true {
+                guard read(readEnd, &byte, 1) == 1 else { continue }  // EINTR
+                let handler = handler.withLock { $0 }
+                handler?(Int32(byte))
+            }
+        }
+    }
+
+    /// In the signal handler: only async-signal-safe calls, and errno as it was.
+    static func forward(_ number: Int32) {
+        let saved = errno
+        var byte = UInt8(truncatingIfNeeded: number)
+        _ = write(signalPipeWriteEnd, &byte, 1)
+        errno = saved
+    }
 }

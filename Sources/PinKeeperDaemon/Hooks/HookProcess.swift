@@ -146,8 +146,8 @@ enum HookProcess {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        // The daemon ignores SIGTERM & co. (a dispatch source handles them) and ignored
-        // dispositions survive exec: without SETSIGDEF the hook could not be terminated.
+        // Ignored dispositions (the daemon may have inherited some) survive exec: without
+        // SETSIGDEF the hook could not be terminated.
         var all = sigset_t(), none = sigset_t()
         sigfillset(&all)
         sigemptyset(&none)

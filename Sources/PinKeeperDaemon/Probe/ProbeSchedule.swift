@@ -21,11 +21,11 @@ struct ProbeSchedule {
     var nextDue: Int64? { running == nil ? due.values.min() : nil }
 
     mutating func startDue(configuration: Configuration, now: Int64, runner: ProbeRunner, concurrency: Int,
-                           finished: @escaping @Sendable ([String: Int64]) -> Void) {
+                           executor: (any TaskExecutor)?, finished: @escaping @Sendable ([String: Int64]) -> Void) {
         guard running == nil else { return }
         let stores = configuration.stores.filter { store in due[store.id].map { $0 <= now } ?? false }
         guard !stores.isEmpty else { return }
-        running = Task { finished(await runner.run(stores, concurrency: concurrency)) }
+        running = Task(executorPreference: executor) { finished(await runner.run(stores, concurrency: concurrency)) }
     }
 
     /// A pass ended with these next times. Stores removed meanwhile stay removed; stores asked

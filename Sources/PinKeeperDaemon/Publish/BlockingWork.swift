@@ -16,8 +16,20 @@ enum BlockingWork {
 
     /// Starts `work` on a new thread and does not wait for it.
     static func start(named name: String = "pinkeeper-file", _ work: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: work)
+        let thread = Thread {
+            nameCurrentThread(name)
+            work()
+        }
         thread.name = name
         thread.start()
+    }
+
+    /// The kernel's name (`top -H`, /proc/PID/task/TID/comm; at most 15 bytes are kept), which
+    /// Foundation's `Thread.name` does not set on Linux: a new thread would show its creator's.
+    private static func nameCurrentThread(_ name: String) {
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = name.utf8CString.withUnsafeBytes { write(fd, $0.baseAddress, min($0.count - 1, 15)) }
+        close(fd)
     }
 }

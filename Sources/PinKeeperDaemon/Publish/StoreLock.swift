@@ -38,7 +38,7 @@ struct StoreLock: Sendable {
                 close(fd)
                 return .failure(.unavailable(FileError("cannot lock", path, code: code)))
             }
-            guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(50))) != nil else {
+            guard ContinuousClock.now < deadline, (try? await ThreadSleep.sleep(for: .milliseconds(50))) != nil else {
                 close(fd)
                 return .failure(.busy)
             }

@@ -36,7 +36,7 @@ final class MetricsWriter: Sendable {
     func settle(within limit: Duration) async {
         let deadline = ContinuousClock.now + limit
         while state.withLock({ $0.writing }) && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
+            try? await ThreadSleep.sleep(for: .milliseconds(10))
         }
     }
 

@@ -1,0 +1,148 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+@testable import PinKeeperDaemon
+
+/// The daemon's own threads in place of libdispatch: the executor, the sleep, the parallel loop.
+@Suite("Runtime without libdispatch")
+struct RuntimeTests {
+    static let pool = ThreadPoolExecutor(threads: 2, name: "pk-test-pool")
+
+    private actor Tally {
+        var count = 0
+        func add(_ n: Int) { count += n }
+    }
+
+    @Test("tasks, nested task groups and actor hops run on the pool's threads")
+    func runsJobs() async throws {
+        let names = Shared<Set<String>>([])
+        let total = await Task(executorPreference: Self.pool) {
+            let tally = Tally()
+            await withTaskGroup(of: Void.self) { group in
+                for i in 0..<20 {
+                    group.addTask {
+                        let inner = await withTaskGroup(of: Int.self) { nested in
+                            for j in 0..<5 { nested.addTask { names.withLock { _ = $0.insert(Self.threadName()) }; return i * j } }
+                            return await nested.reduce(0, +)
+                        }
+                        await tally.add(inner)
+                    }
+                }
+            }
+            return await tally.count
+        }.value
+        #expect(total == (0..<20).reduce(0) { $0 + $1 * 10 })
+        #expect(names.withLock { $0 } == ["pk-test-pool"], "ran on \(names.withLock { $0 })")  
+    }
+
+    @Test("a continuation resumed from a foreign thread continues on the pool")
+    func foreignResume() async throws {
+        let name = await Task(executorPreference: Self.pool) {
+            let value: Int = await withCheckedContinuation { continuation in
+                BlockingWork.start(named: "foreign") { usleep(20_000); continuation.resume(returning: 42) }
+            }
+            return "\(value) \(Self.threadName())"
+        }.value
+        #expect(name == "42 pk-test-pool")
+    }
+
+    @Test("runBlocking returns the value or rethrows the error, from a thread outside the pool")
+    func runBlocking() throws {
+        struct Failure: Error, Equatable {}
+        #expect(try Self.pool.runBlocking { try await ThreadSleep.sleep(for: .milliseconds(5)); return 7 } == 7)
+        #expect(throws: Failure()) { try Self.pool.runBlocking { () async throws -> Int in throw Failure() } }
+    }
+
+    // Timing is measured on the test's own pool: the tests around may block the default
+    // executor's threads for seconds, which would delay any resumption there.
+    @Test("the sleep wakes on time, on the sleeper's own executor", arguments: [false, true])
+    func sleepsOnTime(onPool: Bool) async throws {
+        let (elapsed, name) = try await Task(executorPreference: onPool ? Self.pool : nil) {
+            let start = ContinuousClock.now
+            try await ThreadSleep.sleep(for: .milliseconds(200))
+            return (ContinuousClock.now - start, Self.threadName())
+        }.value
+        #expect(elapsed >= .milliseconds(200), "slept \(elapsed)")
+        if onPool { #expect(elapsed < .milliseconds(700), "slept \(elapsed)") }
+        #expect((name == "pk-test-pool") == onPool, "resumed on \(name)")
+    }
+
+    @Test("earlier deadlines wake first, whatever the order they were set in")
+    func sleepsInDeadlineOrder() async throws {
+        let order = Shared<[Int]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for ms in [600, 200, 400] {
+                group.addTask(executorPreference: Self.pool) {
+                    try await ThreadSleep.sleep(for: .milliseconds(ms))
+                    order.withLock { $0.append(ms) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(order.withLock { $0 } == [200, 400, 600])
+    }
+
+    @Test("cancelling the task ends the sleep at once, also when cancelled before it began")
+    func cancellation() async throws {
+        let sleeper = Task(executorPreference: Self.pool) {
+            let result = await Result { try await ThreadSleep.sleep(for: .seconds(60)) }
+            return (ContinuousClock.now, result)
+        }
+        // Cancelled from a thread of its own: the default executor may be busy with other tests.
+        let cancelled = Shared<ContinuousClock.Instant?>(nil)
+        BlockingWork.start(named: "pk-canceller") {
+            usleep(50_000)
+            cancelled.withLock { $0 = .now }
+            sleeper.cancel()
+        }
+        let (woke, result) = await sleeper.value
+        let delay = cancelled.withLock { $0 }.map { woke - $0 }
+        #expect(delay.map { $0 < .seconds(1) } == true, "woke \(String(describing: delay)) after the cancellation")
+        #expect(throws: CancellationError.self) { try result.get() }
+
+        let early = Task(executorPreference: Self.pool) {
+            withUnsafeCurrentTask { $0?.cancel() }
+            let start = ContinuousClock.now
+            let result = await Result { try await ThreadSleep.sleep(for: .seconds(60)) }
+            return (ContinuousClock.now - start, result)
+        }
+        let (earlyElapsed, earlyResult) = await early.value
+        #expect(earlyElapsed < .seconds(1))
+        #expect(throws: CancellationError.self) { try earlyResult.get() }
+    }
+
+    @Test("the parallel loop runs every iteration exactly once, on several threads")
+    func parallelLoop() {
+        let seen = Shared<[Int: Int]>([:])
+        let threads = Shared<Set<pthread_t>>([])
+        ParallelLoop.run(iterations: 500, threads: 4) { i in
+            seen.withLock { $0[i, default: 0] += 1 }
+            threads.withLock { _ = $0.insert(pthread_self()) }
+            usleep(100)
+        }
+        #expect(seen.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<500).map { ($0, 1) }))
+        #expect(threads.withLock { $0.count } > 1)
+        var single = 0
+        ParallelLoop.run(iterations: 1, threads: 4) { _ in single += 1 }
+        #expect(single == 1)
+    }
+
+    /// The kernel's name of the calling thread (what `top -H` shows).
+    static func threadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
+    }
+}
+
+/// A value that tasks and threads share (Mutex itself cannot be captured by escaping closures).
+private final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<T>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

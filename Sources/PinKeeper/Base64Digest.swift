@@ -1,0 +1,37 @@
+/// A SHA-256 fingerprint as lists write it: standard base64 (`+`, `/`), padded, 44 characters.
+enum Base64Digest {
+    /// The 32 bytes of `text`, or nil unless it is exactly 43 base64 characters and one `=`.
+    /// As RFC 4648 decoders commonly do, the two unused low bits of the last character are
+    /// ignored. Stricter than Foundation's `Data(base64Encoded:)`, which also accepts extra `=`
+    /// and characters after the padding; Python's reader accepts exactly this form.
+    static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard text.count == 44, text[43] == UInt8(ascii: "=") else { return nil }
+        var invalid = false
+        func sextet(_ index: Int) -> UInt32 {
+            let byte = text[index]
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): return UInt32(byte &- UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): return UInt32(byte &- UInt8(ascii: "a") &+ 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(byte &- UInt8(ascii: "0") &+ 52)
+            case UInt8(ascii: "+"): return 62
+            case UInt8(ascii: "/"): return 63
+            default:
+                invalid = true
+                return 0
+            }
+        }
+        let digest = [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            for group in 0..<10 {
+                let bits = sextet(group * 4) << 18 | sextet(group * 4 + 1) << 12 | sextet(group * 4 + 2) << 6 | sextet(group * 4 + 3)
+                out[group * 3] = UInt8(truncatingIfNeeded: bits >> 16)
+                out[group * 3 + 1] = UInt8(truncatingIfNeeded: bits >> 8)
+                out[group * 3 + 2] = UInt8(truncatingIfNeeded: bits)
+            }
+            let last = sextet(40) << 12 | sextet(41) << 6 | sextet(42)
+            out[30] = UInt8(truncatingIfNeeded: last >> 10)
+            out[31] = UInt8(truncatingIfNeeded: last >> 2)
+            count = 32
+        }
+        return invalid ? nil : digest
+    }
+}

@@ -34,4 +34,30 @@ enum Base64Digest {
         }
         return invalid ? nil : digest
     }
+
+    /// Appends the standard, padded base64 of `bytes` (as `Data.base64EncodedString()` writes it).
+    static func encode(_ bytes: [UInt8], into out: inout [UInt8]) {
+        func character(_ sextet: UInt32) -> UInt8 {
+            let value = UInt8(truncatingIfNeeded: sextet & 0x3F)
+            switch value {
+            case 0..<26: return UInt8(ascii: "A") + value
+            case 26..<52: return UInt8(ascii: "a") + value - 26
+            case 52..<62: return UInt8(ascii: "0") + value - 52
+            case 62: return UInt8(ascii: "+")
+            default: return UInt8(ascii: "/")
+            }
+        }
+        var index = 0
+        while index < bytes.count {
+            let remaining = bytes.count - index
+            var bits = UInt32(bytes[index]) << 16
+            if remaining > 1 { bits |= UInt32(bytes[index + 1]) << 8 }
+            if remaining > 2 { bits |= UInt32(bytes[index + 2]) }
+            out.append(character(bits >> 18))
+            out.append(character(bits >> 12))
+            out.append(remaining > 1 ? character(bits >> 6) : UInt8(ascii: "="))
+            out.append(remaining > 2 ? character(bits) : UInt8(ascii: "="))
+            index += 3
+        }
+    }
 }

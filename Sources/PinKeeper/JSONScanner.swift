@@ -246,6 +246,8 @@ struct JSONScanner {
         let start = position
         var escaped = false
         while position < bytes.count {
+            skipPlainASCII()
+            guard position < bytes.count else { break }
             let byte = bytes[position]
             if byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
                 position += 1
@@ -265,6 +267,25 @@ struct JSONScanner {
             }
         }
         throw syntaxError("unexpected end inside a string")
+    }
+
+    /// Moves past printable ASCII other than `"` and `\`, eight bytes at a time: most of a
+    /// list's bytes are inside names, fingerprints and signatures.
+    private mutating func skipPlainASCII() {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        while bytes.count - position >= 8 {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            // A byte's high bit is set where it is < 0x20, `"`, `\` or not ASCII (the usual
+            // "has a zero byte" test on word - 0x20.., word ^ 0x22.. and word ^ 0x5C..).
+            let control = (word &- ones &* 0x20) & ~word
+            let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+            let special = (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | word) & highs
+            if special != 0 {
+                position += special.trailingZeroBitCount / 8
+                return
+            }
+            position += 8
+        }
     }
 
     private mutating func scanEscape() throws(PinListError) {

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reads a Wultra list, or pinkeeper's cache file, straight from its bytes in one pass.
 ///
 /// It replaced `JSONDecoder`, which spent most of an unchanged update re-reading the cache
@@ -49,9 +53,8 @@ struct PinListDecoder {
         case other
 
         static func identify(_ bytes: UnsafeRawBufferPointer) -> Key {
-            func equals(_ name: StaticString) -> Bool {
-                UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount).elementsEqual(bytes)
-            }
+            // Called with the length checked: only the bytes remain to compare.
+            func equals(_ name: StaticString) -> Bool { memcmp(bytes.baseAddress!, name.utf8Start, bytes.count) == 0 }
             switch bytes.count {
             case 3: return equals("key") ? .key : .other
             case 4: return equals("name") ? .name : equals("mode") ? .mode : .other

@@ -6,7 +6,7 @@ enum Base64Digest {
     /// and characters after the padding; Python's reader accepts exactly this form.
     static func decode(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
         guard text.count == 44, text[43] == UInt8(ascii: "=") else { return nil }
-        var invalid = false
+        // 0x100 marks a byte outside the alphabet; the marks of all 43 are or-ed together.
         func sextet(_ index: Int) -> UInt32 {
             let byte = text[index]
             switch byte {
@@ -15,24 +15,32 @@ enum Base64Digest {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(byte &- UInt8(ascii: "0") &+ 52)
             case UInt8(ascii: "+"): return 62
             case UInt8(ascii: "/"): return 63
-            default:
-                invalid = true
-                return 0
+            default: return 0x100
             }
         }
-        let digest = [UInt8](unsafeUninitializedCapacity: 32) { out, count in
-            for group in 0..<10 {
-                let bits = sextet(group * 4) << 18 | sextet(group * 4 + 1) << 12 | sextet(group * 4 + 2) << 6 | sextet(group * 4 + 3)
-                out[group * 3] = UInt8(truncatingIfNeeded: bits >> 16)
-                out[group * 3 + 1] = UInt8(truncatingIfNeeded: bits >> 8)
-                out[group * 3 + 2] = UInt8(truncatingIfNeeded: bits)
+        var marks: UInt32 = 0
+        func group(_ start: Int, _ count: Int) -> UInt32 {
+            var bits: UInt32 = 0
+            for index in start..<start + count {
+                let value = sextet(index)
+                marks |= value
+                bits = bits << 6 | (value & 0x3F)
             }
-            let last = sextet(40) << 12 | sextet(41) << 6 | sextet(42)
+            return bits
+        }
+        let digest = [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            for index in 0..<10 {
+                let bits = group(index * 4, 4)
+                out[index * 3] = UInt8(truncatingIfNeeded: bits >> 16)
+                out[index * 3 + 1] = UInt8(truncatingIfNeeded: bits >> 8)
+                out[index * 3 + 2] = UInt8(truncatingIfNeeded: bits)
+            }
+            let last = group(40, 3)
             out[30] = UInt8(truncatingIfNeeded: last >> 10)
             out[31] = UInt8(truncatingIfNeeded: last >> 2)
             count = 32
         }
-        return invalid ? nil : digest
+        return marks & 0x100 == 0 ? digest : nil
     }
 
     /// Appends the standard, padded base64 of `bytes` (as `Data.base64EncodedString()` writes it).

@@ -67,23 +67,45 @@ public struct CacheFile: Sendable, Equatable {
     public func encoded() -> Data {
         var out: [UInt8] = []
         out.reserveCapacity(256 + list.pins.count * 200)
+        func put(_ text: StaticString) {
+            out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        }
         func put(_ text: String) { out.append(contentsOf: text.utf8) }
         func putString(_ value: String) {
             // Names, fingerprints and signatures almost never need escaping: copy them as they are.
-            if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C }) {
+            var value = value
+            let copied = value.withUTF8 { bytes in
+                guard bytes.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C }) else { return false }
                 out.append(0x22)
-                out.append(contentsOf: value.utf8)
+                out.append(contentsOf: bytes)
                 out.append(0x22)
-            } else {
-                put(jsonString(value))
+                return true
             }
+            if !copied { put(jsonString(value)) }
+        }
+        func putInteger<T: BinaryInteger>(_ value: T) {
+            // Digits straight into the buffer, without a String per number.
+            var digits: [UInt8] = []
+            var rest = value.magnitude
+            repeat {
+                digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+                rest /= 10
+            } while rest != 0
+            if value < 0 { out.append(UInt8(ascii: "-")) }
+            out.append(contentsOf: digits.reversed())
         }
         put("{\n  \"fingerprints\": [")
         for (index, pin) in list.pins.enumerated() {
             put(index == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ")
             putString(pin.name)
-            put(", \"fingerprint\": \"\(pin.fingerprintBase64)\", \"expires\": \(pin.expires)")
-            if pin.depth != 0 { put(", \"depth\": \(pin.depth)") }
+            put(", \"fingerprint\": \"")
+            Base64Digest.encode(pin.fingerprint, into: &out)
+            put("\", \"expires\": ")
+            putInteger(pin.expires)
+            if pin.depth != 0 {
+                put(", \"depth\": ")
+                putInteger(pin.depth)
+            }
             if let signature = pin.signature {
                 put(", \"signature\": ")
                 putString(signature)

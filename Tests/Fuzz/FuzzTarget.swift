@@ -4,10 +4,11 @@
 // (SignatureVerifier/PublicKey over real libcrypto), Retry-After parsing and PinMerger.
 //
 // Input layout: the first byte picks what is exercised, the rest is the payload.
-//   0  list:      payload is a response body → PinList(json:), then PinMerger (static mode,
+//   0  list:      payload is a response body → PinList(json:) (compared with the JSONDecoder-based
+//                 decoder it replaced), then PinMerger (static mode,
 //                 entry signatures verified with key B) and a publish/re-read round trip
 //                 through CacheFile.encoded() / CacheFile(json:) that must reproduce the list.
-//   1  cache:     payload is a cache file → CacheFile(json:); if it parses, its encoding must
+//   1  cache:     payload is a cache file → CacheFile(json:) (compared likewise); if it parses, its encoding must
 //                 parse back to the same value.
 //   2  envelope:  payload is "STATUS\nCHALLENGE\nSIGNATURE\nRETRY-AFTER\nBODY" → the daemon's
 //                 ListExchange.verifiedList (status → signature header → JSON), key B.
@@ -74,8 +75,29 @@ private func roundTrip(_ list: PinList) {
     }
 }
 
+/// The decoder against the JSONDecoder one it replaced (Tests/PinKeeperTests/ReferencePinListDecoder.swift):
+/// never more lenient, the same values, and stricter only in the ways PinListDecoder documents.
+private func compareWithReference<Value: Equatable>(_ new: Result<Value, PinListError>, _ reference: Result<Value, PinListError>,
+                                                   _ input: Data) {
+    switch (new, reference) {
+    case (.success(let value), .success(let old)):
+        require(value == old, "decoded differently from JSONDecoder:\n\(text(input))")
+    case (.success, .failure(let old)):
+        require(false, "accepted what JSONDecoder refused (\(old.reason)):\n\(text(input))")
+    case (.failure(let error), .success):
+        let reason = error.reason
+        require(reason.hasPrefix("not valid JSON (") || reason.hasSuffix(" appears more than once")
+                    || reason.hasSuffix(" is not an integer") || reason.hasSuffix(" is not the base64 of a 32-byte SHA-256 digest"),
+                "refused what JSONDecoder accepted, for no documented reason (\(reason)):\n\(text(input))")
+    case (.failure, .failure):
+        break
+    }
+}
+
 private func fuzzList(_ body: Data) {
-    guard let list = try? PinList(json: body) else { return }
+    let decoded = Result { () throws(PinListError) in try PinList(json: body) }
+    compareWithReference(decoded, Result { () throws(PinListError) in try ReferencePinListDecoder.list(body) }, body)
+    guard case .success(let list) = decoded else { return }
     // Keep an iteration cheap: a P-256 verification costs ~0.1 ms.
     let received = PinList(pins: Array(list.pins.prefix(16)), domainsConfig: list.domainsConfig)
     if let outcome = try? PinMerger(mode: .static, verifier: verifierB).merge(cached: [], received: received, now: fuzzNow) {
@@ -90,7 +112,9 @@ private func fuzzList(_ body: Data) {
 }
 
 private func fuzzCache(_ bytes: Data) {
-    guard let file = try? CacheFile(json: bytes) else { return }
+    let decoded = Result { () throws(PinListError) in try CacheFile(json: bytes) }
+    compareWithReference(decoded, Result { () throws(PinListError) in try ReferencePinListDecoder.cacheFile(bytes) }, bytes)
+    guard case .success(let file) = decoded else { return }
     let again = file.encoded()
     do {
         let back = try CacheFile(json: again)

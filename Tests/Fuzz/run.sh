@@ -13,21 +13,25 @@ shift || true
 
 out=.build/fuzz
 mkdir -p "$out/corpus" Tests/Fuzz/crashers
-flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld=lld -I Sources/CLibcrypto)
+flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld=lld -I Sources/CLibcrypto -I Sources/CLibssl)
 
 # The reader library's parsing half: the module the daemon imports as PinKeeper.
 reader=(Sources/PinKeeper/Pin.swift Sources/PinKeeper/PinList.swift Sources/PinKeeper/DomainsConfig.swift
         Sources/PinKeeper/ListMode.swift Sources/PinKeeper/CacheFile.swift Sources/PinKeeper/FileIdentity.swift
-        Sources/PinKeeper/SHA256.swift)
-# The daemon's untrusted-input path, compiled as module PinKeeperDaemon with the entry point.
+        Sources/PinKeeper/SHA256.swift Sources/PinKeeper/PinListDecoder.swift Sources/PinKeeper/JSONScanner.swift
+        Sources/PinKeeper/Base64Digest.swift Sources/PinKeeper/Certificate.swift)
+# The daemon's untrusted-input path, compiled as module PinKeeperDaemon with the entry point, and
+# the JSONDecoder-based list decoder the product used before, which the target compares with.
 daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/Crypto/SignatureVerifier.swift
         Sources/PinKeeperDaemon/Update/ListExchange.swift Sources/PinKeeperDaemon/Update/PinMerger.swift
         Sources/PinKeeperDaemon/Update/UpdateResult.swift Sources/PinKeeperDaemon/Update/Environment.swift
         Sources/PinKeeperDaemon/Fetch/HTTPRequest.swift Sources/PinKeeperDaemon/Config/Configuration.swift
-        Sources/PinKeeperDaemon/Config/ProxySetting.swift
+        Sources/PinKeeperDaemon/Config/ProxySetting.swift Sources/PinKeeperDaemon/Config/ProbeSettings.swift
+        Sources/PinKeeperDaemon/TLS/TLSConnect.swift Sources/PinKeeperDaemon/Publish/BlockingWork.swift
         Sources/PinKeeperDaemon/Publish/StoreState.swift Sources/PinKeeperDaemon/Publish/AtomicWriter.swift
         Sources/PinKeeperDaemon/Publish/FileSystem.swift Sources/PinKeeperDaemon/Publish/CacheDirectory.swift
-        Sources/PinKeeperDaemon/Publish/FileMemo.swift)
+        Sources/PinKeeperDaemon/Publish/FileMemo.swift
+        Tests/PinKeeperTests/ReferencePinListDecoder.swift Tests/Fuzz/HookKeysShim.swift)
 
 newer() { # true when $1 is missing or older than any later argument
     local target=$1; shift
@@ -36,12 +40,12 @@ newer() { # true when $1 is missing or older than any later argument
     return 1
 }
 
-if newer "$out/pinkeeper-fuzz" "${reader[@]}" "${daemon[@]}" Tests/Fuzz/FuzzTarget.swift Tests/Fuzz/run.sh; then
+if newer "$out/pinkeeper-fuzz" "${reader[@]}" "${daemon[@]}" Tests/Fuzz/FuzzTarget.swift Tests/Fuzz/run.sh Sources/PinKeeperDaemon/Config/HookKeys.swift; then
     echo "fuzz: building $out/pinkeeper-fuzz" >&2
     swiftc "${flags[@]}" -module-name PinKeeper -wmo -emit-module -emit-module-path "$out/PinKeeper.swiftmodule" \
         -c "${reader[@]}" -o "$out/PinKeeper.o"
     swiftc "${flags[@]}" -module-name PinKeeperDaemon -I "$out" "${daemon[@]}" Tests/Fuzz/FuzzTarget.swift \
-        "$out/PinKeeper.o" -lcrypto -o "$out/pinkeeper-fuzz"
+        "$out/PinKeeper.o" -lssl -lcrypto -o "$out/pinkeeper-fuzz"
 fi
 [[ ${FUZZ_BUILD_ONLY:-0} == 1 ]] && exit 0
 

@@ -1,0 +1,396 @@
+/// A strict RFC 8259 reader over the bytes of one document, for `PinListDecoder`.
+///
+/// Strict where Foundation's `JSONDecoder` is lenient, also inside members nobody reads: UTF-8
+/// only (no byte order mark, no UTF-16), no invalid UTF-8 or lone surrogate escapes in any string,
+/// no trailing commas, only RFC 8259 numbers. A document that one reader of the cache (this one,
+/// Python's, `jq`) reads differently from another is refused instead. Values are skipped
+/// without recursion, so no nesting can exhaust the stack; deeper than `maxDepth` is refused.
+struct JSONScanner {
+    /// The deepest nesting accepted, the document's own object counting as 1 (as `JSONDecoder`'s).
+    static let maxDepth = 512
+
+    enum Kind { case string, number, object, array, boolean, null }
+
+    private let bytes: UnsafeRawBufferPointer
+    private(set) var position = 0
+    /// The unescaped bytes of the last escaped string read with `withStringBytes`.
+    private var scratch: [UInt8] = []
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    func syntaxError(_ what: String, at offset: Int? = nil) -> PinListError {
+        PinListError(reason: "not valid JSON (\(what) at byte \(offset ?? position))")
+    }
+
+    var startsWithByteOrderMark: Bool {
+        bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF
+    }
+
+    mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    var atEnd: Bool { position == bytes.count }
+
+    /// The kind of the value that starts at the next non-whitespace byte (which is not consumed).
+    mutating func peekKind() throws(PinListError) -> Kind {
+        skipWhitespace()
+        guard position < bytes.count else { throw syntaxError("unexpected end, a value was expected") }
+        switch bytes[position] {
+        case UInt8(ascii: "\""): return .string
+        case UInt8(ascii: "{"): return .object
+        case UInt8(ascii: "["): return .array
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return .boolean
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number
+        default: throw unexpectedByte()
+        }
+    }
+
+    private func unexpectedByte() -> PinListError {
+        let byte = bytes[position]
+        let shown = byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+        return syntaxError("unexpected \(shown)")
+    }
+
+    // MARK: Containers
+
+    /// Consumes `{` and reports whether a member follows (false: `}` was consumed too).
+    mutating func beginObject() throws(PinListError) -> Bool {
+        position += 1
+        skipWhitespace()
+        guard position < bytes.count else { throw syntaxError("unexpected end inside an object") }
+        if bytes[position] == UInt8(ascii: "}") {
+            position += 1
+            return false
+        }
+        return true
+    }
+
+    /// After a member's value: consumes `,` (true, another member follows) or `}` (false).
+    mutating func nextMember() throws(PinListError) -> Bool {
+        try separator(closing: UInt8(ascii: "}"), "an object")
+    }
+
+    /// Consumes `[` and reports whether an element follows (false: `]` was consumed too).
+    mutating func beginArray() throws(PinListError) -> Bool {
+        position += 1
+        skipWhitespace()
+        guard position < bytes.count else { throw syntaxError("unexpected end inside an array") }
+        if bytes[position] == UInt8(ascii: "]") {
+            position += 1
+            return false
+        }
+        return true
+    }
+
+    /// After an element: consumes `,` (true, another element follows) or `]` (false).
+    mutating func nextElement() throws(PinListError) -> Bool {
+        try separator(closing: UInt8(ascii: "]"), "an array")
+    }
+
+    private mutating func separator(closing: UInt8, _ container: String) throws(PinListError) -> Bool {
+        skipWhitespace()
+        guard position < bytes.count else { throw syntaxError("unexpected end inside \(container)") }
+        switch bytes[position] {
+        case UInt8(ascii: ","):
+            position += 1
+            return true
+        case closing:
+            position += 1
+            return false
+        default:
+            throw unexpectedByte()
+        }
+    }
+
+    /// Reads a member's name and the `:` after it; `identify` sees its unescaped bytes.
+    mutating func readKey<Key>(_ identify: (UnsafeRawBufferPointer) -> Key) throws(PinListError) -> Key {
+        skipWhitespace()
+        guard position < bytes.count else { throw syntaxError("unexpected end, a member name was expected") }
+        guard bytes[position] == UInt8(ascii: "\"") else { throw unexpectedByte() }
+        let key = try withStringBytes(identify)
+        skipWhitespace()
+        guard position < bytes.count else { throw syntaxError("unexpected end, ':' was expected") }
+        guard bytes[position] == UInt8(ascii: ":") else { throw unexpectedByte() }
+        position += 1
+        return key
+    }
+
+    // MARK: Scalars
+
+    /// Reads the string at `position` (its opening quote) and lets `body` see its unescaped UTF-8.
+    mutating func withStringBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) throws(PinListError) -> R {
+        let (start, end, escaped) = try scanString()
+        if !escaped { return body(UnsafeRawBufferPointer(rebasing: bytes[start..<end])) }
+        unescape(start..<end)
+        return scratch.withUnsafeBytes(body)
+    }
+
+    mutating func readString() throws(PinListError) -> String {
+        try withStringBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Reads `true`, `false` or `null` (nil).
+    mutating func readLiteral() throws(PinListError) -> Bool? {
+        func matches(_ word: StaticString) -> Bool {
+            let count = word.utf8CodeUnitCount
+            guard bytes.count - position >= count else { return false }
+            return UnsafeRawBufferPointer(start: word.utf8Start, count: count)
+                .elementsEqual(UnsafeRawBufferPointer(rebasing: bytes[position..<position + count]))
+        }
+        let value: Bool?
+        if matches("true") { value = true; position += 4 }
+        else if matches("false") { value = false; position += 5 }
+        else if matches("null") { value = nil; position += 4 }
+        else { throw syntaxError("not true, false or null") }
+        return value
+    }
+
+    /// Reads an RFC 8259 number; its value when it is written as an integer (no fraction, no
+    /// exponent: `1.0` and `1e3` are not integers here) that fits in an Int64, else nil.
+    mutating func readNumber() throws(PinListError) -> Int64? {
+        let start = position
+        let negative = bytes[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        guard position < bytes.count, isDigit(bytes[position]) else { throw syntaxError("a number without digits", at: start) }
+        // Accumulated as a negative number so that Int64.min fits.
+        var value: Int64 = 0
+        var fits = true
+        if bytes[position] == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            while position < bytes.count, isDigit(bytes[position]) {
+                if fits {
+                    let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+                    let (next, underflow) = shifted.subtractingReportingOverflow(Int64(bytes[position] &- UInt8(ascii: "0")))
+                    if overflow || underflow { fits = false } else { value = next }
+                }
+                position += 1
+            }
+        }
+        var integer = true
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            integer = false
+            position += 1
+            try digits(start)
+        }
+        if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
+            integer = false
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            try digits(start)
+        }
+        guard integer, fits else { return nil }
+        if negative { return value }
+        return value == .min ? nil : -value
+    }
+
+    private mutating func digits(_ numberStart: Int) throws(PinListError) {
+        guard position < bytes.count, isDigit(bytes[position]) else { throw syntaxError("a number with a missing digit", at: numberStart) }
+        while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+
+    // MARK: Skipping
+
+    /// Checks and skips one value of any shape. `depth` is the nesting of the container it is in.
+    /// Iterative: the open containers are a list, not stack frames.
+    mutating func skipValue(depth: Int) throws(PinListError) {
+        var openObjects: [Bool] = []  // per open container: true for an object, false for an array
+        while true {
+            // One value.
+            switch try peekKind() {
+            case .string: _ = try scanString()
+            case .number: _ = try readNumber()
+            case .boolean, .null: _ = try readLiteral()
+            case .object, .array:
+                let isObject = bytes[position] == UInt8(ascii: "{")
+                guard depth + openObjects.count < Self.maxDepth else { throw syntaxError("nested deeper than \(Self.maxDepth) levels") }
+                if try isObject ? beginObject() : beginArray() {
+                    openObjects.append(isObject)
+                    if isObject { try readKey { _ in () } }
+                    continue
+                }
+            }
+            // Close every container that ends after it; stop at the next value.
+            while let isObject = openObjects.last {
+                if isObject {
+                    if try nextMember() {
+                        try readKey { _ in () }
+                        break
+                    }
+                } else if try nextElement() {
+                    break
+                }
+                openObjects.removeLast()
+            }
+            if openObjects.isEmpty { return }
+        }
+    }
+
+    // MARK: Strings
+
+    /// Checks the string whose opening quote is at `position` and moves past its closing quote.
+    /// Returns the range of its content and whether it holds escapes.
+    private mutating func scanString() throws(PinListError) -> (start: Int, end: Int, escaped: Bool) {
+        position += 1
+        let start = position
+        var escaped = false
+        while position < bytes.count {
+            skipPlainASCII()
+            guard position < bytes.count else { break }
+            let byte = bytes[position]
+            if byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                position += 1
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                return (start, position - 1, escaped)
+            case UInt8(ascii: "\\"):
+                escaped = true
+                try scanEscape()
+            case ..<0x20:
+                throw syntaxError("a control character in a string")
+            default:
+                try scanUTF8Sequence()
+            }
+        }
+        throw syntaxError("unexpected end inside a string")
+    }
+
+    /// Moves past printable ASCII other than `"` and `\`, eight bytes at a time: most of a
+    /// list's bytes are inside names, fingerprints and signatures.
+    private mutating func skipPlainASCII() {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        while bytes.count - position >= 8 {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            // A byte's high bit is set where it is < 0x20, `"`, `\` or not ASCII (the usual
+            // "has a zero byte" test on word - 0x20.., word ^ 0x22.. and word ^ 0x5C..).
+            let control = (word &- ones &* 0x20) & ~word
+            let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+            let special = (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | word) & highs
+            if special != 0 {
+                position += special.trailingZeroBitCount / 8
+                return
+            }
+            position += 8
+        }
+    }
+
+    private mutating func scanEscape() throws(PinListError) {
+        let start = position
+        position += 1
+        guard position < bytes.count else { throw syntaxError("unexpected end inside a string") }
+        switch bytes[position] {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            position += 1
+        case UInt8(ascii: "u"):
+            position += 1
+            let unit = try hexUnit(start)
+            if unit & 0xFC00 == 0xDC00 { throw syntaxError("a lone surrogate escape", at: start) }
+            if unit & 0xFC00 == 0xD800 {
+                guard bytes.count - position >= 6, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                    throw syntaxError("a lone surrogate escape", at: start)
+                }
+                position += 2
+                guard try hexUnit(start) & 0xFC00 == 0xDC00 else { throw syntaxError("a lone surrogate escape", at: start) }
+            }
+        default:
+            throw syntaxError("an invalid escape", at: start)
+        }
+    }
+
+    /// Four hex digits at `position`.
+    private mutating func hexUnit(_ escapeStart: Int) throws(PinListError) -> UInt16 {
+        guard bytes.count - position >= 4 else { throw syntaxError("an invalid escape", at: escapeStart) }
+        var unit: UInt16 = 0
+        for _ in 0..<4 {
+            guard let digit = Self.hexValue(bytes[position]) else { throw syntaxError("an invalid escape", at: escapeStart) }
+            unit = unit << 4 | UInt16(digit)
+            position += 1
+        }
+        return unit
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// One well-formed multi-byte UTF-8 sequence (no overlong form, no surrogate, at most U+10FFFF).
+    private mutating func scanUTF8Sequence() throws(PinListError) {
+        let lead = bytes[position]
+        let continuations: Int
+        var low: UInt8 = 0x80, high: UInt8 = 0xBF  // the range of the first continuation byte
+        switch lead {
+        case 0xC2...0xDF: continuations = 1
+        case 0xE0: continuations = 2; low = 0xA0
+        case 0xED: continuations = 2; high = 0x9F
+        case 0xE1...0xEF: continuations = 2
+        case 0xF0: continuations = 3; low = 0x90
+        case 0xF4: continuations = 3; high = 0x8F
+        case 0xF1...0xF3: continuations = 3
+        default: throw syntaxError("invalid UTF-8")
+        }
+        guard bytes.count - position > continuations else { throw syntaxError("invalid UTF-8") }
+        let first = bytes[position + 1]
+        guard first >= low && first <= high else { throw syntaxError("invalid UTF-8") }
+        for offset in stride(from: 2, through: continuations, by: 1) {
+            guard bytes[position + offset] & 0xC0 == 0x80 else { throw syntaxError("invalid UTF-8") }
+        }
+        position += continuations + 1
+    }
+
+    /// Writes the unescaped content of a string already checked by `scanString` to `scratch`.
+    private mutating func unescape(_ range: Range<Int>) {
+        scratch.removeAll(keepingCapacity: true)
+        var index = range.lowerBound
+        func hex(_ at: Int) -> UInt32 {
+            var unit: UInt32 = 0
+            for offset in 0..<4 { unit = unit << 4 | UInt32(Self.hexValue(bytes[at + offset])!) }
+            return unit
+        }
+        while index < range.upperBound {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "\\") else {
+                scratch.append(byte)
+                index += 1
+                continue
+            }
+            let code = bytes[index + 1]
+            index += 2
+            switch code {
+            case UInt8(ascii: "b"): scratch.append(0x08)
+            case UInt8(ascii: "f"): scratch.append(0x0C)
+            case UInt8(ascii: "n"): scratch.append(0x0A)
+            case UInt8(ascii: "r"): scratch.append(0x0D)
+            case UInt8(ascii: "t"): scratch.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = hex(index)
+                index += 4
+                if scalar & 0xFC00 == 0xD800 {
+                    scalar = 0x10000 + (scalar - 0xD800) << 10 + (hex(index + 2) - 0xDC00)
+                    index += 6
+                }
+                scratch.append(contentsOf: UTF8.encode(Unicode.Scalar(scalar)!)!)
+            default: scratch.append(code)  // " \ /
+            }
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import PinKeeper
+import Testing
+
+/// `CacheFile.encoded()` writes digests and numbers straight into its buffer; the bytes must stay
+/// those of the String-based writer it replaced (Foundation's base64, Swift's decimal integers).
+@Suite("CacheFile encoding")
+struct CacheFileEncodingTests {
+    @Test func digestsAndNumbersAreWrittenAsFoundationAndSwiftWriteThem() throws {
+        var random = SplitMix64(seed: 0xE1C0DE)
+        let extremes: [Int64] = [0, -1, 1, 9, 10, .max, .min, -9_223_372_036_854_775_807, 4_102_444_800]
+        var pins: [Pin] = []
+        for index in 0..<300 {
+            // Any length: Pin does not insist on 32 bytes, and padding depends on the length mod 3.
+            let length = index < 40 ? index : 32
+            let digest = (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            let expires = index < extremes.count ? extremes[index] : Int64(bitPattern: random.next())
+            let depth = index % 7 == 0 ? Int(truncatingIfNeeded: Int64(bitPattern: random.next())) : index % 3
+            pins.append(Pin(name: "n\(index)", fingerprint: digest, expires: expires, depth: depth))
+        }
+        let file = CacheFile(list: PinList(pins: pins), metadata: .init(store: "s", source: "u", updated: .min, nextUpdate: .max))
+        let text = String(decoding: file.encoded(), as: UTF8.self)
+        for pin in pins {
+            var line = #"{"name": "\#(pin.name)", "fingerprint": "\#(Data(pin.fingerprint).base64EncodedString())", "expires": \#(pin.expires)"#
+            if pin.depth != 0 { line += #", "depth": \#(pin.depth)"# }
+            #expect(text.contains(line + "}"), "\(line)")
+        }
+        #expect(text.hasSuffix(#""updated": -9223372036854775808, "nextUpdate": 9223372036854775807}"# + "\n}\n"))
+    }
+
+    @Test func namesNeedingEscapesAreStillEscaped() throws {
+        let pin = Pin(name: "a\"b\\c\n\u{1}é😀", fingerprint: Sample.digest(1), expires: 1, signature: "s\"")
+        let file = CacheFile(list: PinList(pins: [pin]), metadata: .init(store: "s", source: "u", updated: 1, nextUpdate: 2))
+        let text = String(decoding: file.encoded(), as: UTF8.self)
+        #expect(text.contains(#""name": "a\"b\\c\n\u0001é😀""#))
+        #expect(text.contains(#""signature": "s\"""#))
+        #expect(try CacheFile(json: file.encoded()) == file)
+    }
+}

@@ -14,8 +14,13 @@ build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
 
 # The Swift runtime linked in, so the binary needs only Debian's libraries; -z now for full RELRO.
+# lld instead of swiftc's default gold, which cannot pack relative relocations: DT_RELR (glibc
+# 2.36) shrinks the 117,000 relocations of the static-stdlib PIE from 1.8 MiB to 15 KiB, read at
+# every start. scripts/bench.sh builds with the same flags.
+RELEASE_FLAGS := --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker now \
+                 -Xlinker -z -Xlinker pack-relative-relocs
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib -Xlinker -z -Xlinker now $(SWIFT_FLAGS)
+	$(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FLAGS)
 
 # Unit and integration tests (Swift Testing), then the systemd unit, man page and alert rule checks.
 test: deps

@@ -16,9 +16,8 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
     ],
     targets: [
-        .systemLibrary(
-            name: "CCurl", pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl's headers (libcurl4-openssl-dev), and the library loaded on the first fetch (dlopen).
+        .target(name: "CCurl"),
         .systemLibrary(
             name: "CLibcrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),

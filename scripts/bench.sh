@@ -39,10 +39,12 @@ echo "== build (release)"
 # Until Package.swift lists the `pinkeeper-bench` product, SwiftPM names it after the target.
 bench_product=PinKeeperBench
 grep -q '"pinkeeper-bench"' Package.swift && bench_product=pinkeeper-bench
+# The flags of the Makefile's `release` target (RELEASE_FLAGS): lld, -z now, packed relocations.
+release_flags=(--static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs)
 build() {  # the .build directory is shared: retry when a source changed during the build
     local try
     for try in 1 2 3; do
-        if swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$1" >"$work/build.log" 2>&1; then
+        if swift build -c release "${release_flags[@]}" --scratch-path "$scratch" --product "$1" >"$work/build.log" 2>&1; then
             grep -E "^Build" "$work/build.log" | sed 's/^/  /'
             return 0
         fi
@@ -52,7 +54,7 @@ build() {  # the .build directory is shared: retry when a source changed during 
     echo "bench: building $1 failed" >&2
     exit 1
 }
-bin=$(swift build -c release --static-swift-stdlib --scratch-path "$scratch" --show-bin-path)
+bin=$(swift build -c release "${release_flags[@]}" --scratch-path "$scratch" --show-bin-path)
 bench=$bin/$bench_product
 # PINKEEPER=path measures another pinkeeper binary (an earlier build, for before/after figures).
 if [[ -n ${PINKEEPER:-} ]]; then pinkeeper=$PINKEEPER; else build pinkeeper; pinkeeper=$bin/pinkeeper; fi

@@ -4,6 +4,7 @@ import PinKeeperDaemon
 
 struct Probe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "probe",
         abstract: "Probe every configured host once: is the certificate it serves pinned?",
         discussion: """
             For each target in a store's probe list: a TLS handshake (SNI and host-name check for \

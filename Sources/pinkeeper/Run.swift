@@ -4,6 +4,7 @@ import PinKeeperDaemon
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run the daemon in the foreground until SIGTERM or SIGINT (systemd runs it this way).",
         discussion: """
             Creates the cache and state directories when missing. Exit status: 0 after a clean stop; \

@@ -8,6 +8,7 @@ enum StatusFormat: String, CaseIterable, ExpressibleByArgument {
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show each store's health, pins, expiry and update times (no running daemon needed).",
         discussion: """
             Reads the cache and state directories named by the configuration. Health: fresh (last \

@@ -4,6 +4,7 @@ import PinKeeperDaemon
 
 struct Update: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "update",
         abstract: "Run one update pass now, print one line per store, and exit.",
         discussion: """
             Exit status: 0 every selected store ok or fresh; 1 any store failed or busy (another pinkeeper \

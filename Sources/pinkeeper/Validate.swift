@@ -5,6 +5,9 @@ import PinKeeperDaemon
 
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        // Every subcommand names itself: otherwise ArgumentParser derives each name from the type
+        // name at run time (`String(describing:)`, runtime conformance lookups) on every start.
+        commandName: "validate",
         abstract: "Answer trusted, untrusted or empty for a certificate of a common name, from the published cache.",
         discussion: """
             Wultra semantics (PROTOCOL.md §5) against the store's cache file plus its fallback pins: \

@@ -368,6 +368,13 @@ struct ConfigTests {
                              "65-byte")
     }
 
+    @Test func publicKeyOffTheCurveIsNamedWithItsStore() throws {
+        var point = Array(try #require(Data(base64Encoded: Self.keyB)))
+        point[64] ^= 0x01
+        try Self.expectError(Self.load(Self.store(publicKey: "\"\(Data(point).base64EncodedString())\"")), store: "banking",
+                             key: "public_key", "not a point on the P-256 curve")
+    }
+
     @Test func badSecondKeyInAnArrayIsNamed() throws {
         try Self.expectError(Self.load(Self.store(publicKey: "[\"\(Self.keyB)\", \"!!\"]")), store: "banking",
                              key: "public_key", "(entry 2)")

@@ -63,7 +63,7 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
         let start = shared.withLock { state -> Bool in
             state.queue.append(transfer)
             if state.running {
-                if let multi = UnsafeMutableRawPointer(bitPattern: state.multi) { _ = curl_multi_wakeup(multi) }
+                if let multi = UnsafeMutableRawPointer(bitPattern: state.multi) { _ = pk_curl_multi_wakeup(multi) }
                 return false
             }
             state.running = true
@@ -78,12 +78,12 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
     /// Interrupts the driver's wait so it notices a cancelled transfer at once.
     func wake() {
         shared.withLock { state in
-            if let multi = UnsafeMutableRawPointer(bitPattern: state.multi) { _ = curl_multi_wakeup(multi) }
+            if let multi = UnsafeMutableRawPointer(bitPattern: state.multi) { _ = pk_curl_multi_wakeup(multi) }
         }
     }
 
     private func drive() {
-        guard let multi = curl_multi_init() else {
+        guard let multi = pk_curl_multi_init() else {
             let queued = shared.withLock { state in
                 state.running = false
                 defer { state.queue = [] }
@@ -95,7 +95,7 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
         // TLS sessions are per easy handle unless shared: the share lets a new connection of this
         // driver resume a session another store's transfer verified under the same settings.
         // Only this thread uses it, so it needs no lock callbacks.
-        let share = curl_share_init()
+        let share = pk_curl_share_init()
         if let share { _ = pk_curl_share_data(share, CURL_LOCK_DATA_SSL_SESSION) }
         // A fixed pool: libcurl's default (4 per handle currently added) shrinks between two stores
         // of a pass and closes the connections the next ones could use.
@@ -116,9 +116,9 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
             }
             if !active.isEmpty {
                 var running: Int32 = 0
-                let performed = curl_multi_perform(multi, &running)
+                let performed = pk_curl_multi_perform(multi, &running)
                 var pending: Int32 = 0
-                while let message = curl_multi_info_read(multi, &pending) {
+                while let message = pk_curl_multi_info_read(multi, &pending) {
                     guard message.pointee.msg == CURLMSG_DONE,
                           let index = active.firstIndex(where: { $0.easy == message.pointee.easy_handle }) else { continue }
                     active.remove(at: index).finish(in: multi, code: message.pointee.data.result)
@@ -138,13 +138,13 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
                     return true
                 }
                 if stop { break }
-                _ = curl_multi_poll(multi, nil, 0, Int32(max(1, left.milliseconds)), nil)
+                _ = pk_curl_multi_poll(multi, nil, 0, Int32(max(1, left.milliseconds)), nil)
             } else {
-                _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+                _ = pk_curl_multi_poll(multi, nil, 0, 1000, nil)
             }
         }
-        curl_multi_cleanup(multi)  // closes the idle connections
-        if let share { curl_share_cleanup(share) }
+        pk_curl_multi_cleanup(multi)  // closes the idle connections
+        if let share { pk_curl_share_cleanup(share) }
     }
 }
 

@@ -16,15 +16,24 @@ public struct CurlFetcher: HTTPFetching {
 
     /// Tests choose the linger; fetchers with different lingers never share a driver.
     init(userAgent: String, linger: Duration) {
-        Self.globalInit
+        _ = Self.globalInit
         self.userAgent = userAgent
         self.linger = linger
     }
 
-    /// curl_global_init is not thread-safe: run it once, before any transfer thread exists.
-    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+    /// Loads libcurl (only commands that fetch pay for it and its dependencies) and runs
+    /// curl_global_init, which is not thread-safe, once, before any transfer thread exists.
+    /// Why libcurl cannot be used, or nil.
+    private static let globalInit: String? = {
+        if let failure = pk_curl_load() { return String(cString: failure) }
+        pk_curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+        return nil
+    }()
 
     public func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse {
+        if let failure = Self.globalInit {
+            throw UpdateFailure(.networkError, "cannot load libcurl (\(failure)): install libcurl4 (7.85 or later)")
+        }
         let driver = CurlDriver.for(request, linger: linger)
         let transfer = CurlTransfer(request: request, userAgent: userAgent, driver: driver)
         let result: Result<HTTPResponse, UpdateFailure> = await withTaskCancellationHandler {
@@ -78,19 +87,19 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (driver-conf
             complete(.failure(UpdateFailure(.networkError, "transfer cancelled")))
             return false
         }
-        guard let easy = curl_easy_init() else {
+        guard let easy = pk_curl_easy_init() else {
             complete(.failure(UpdateFailure(.networkError, "curl_easy_init failed")))
             return false
         }
         self.easy = easy
         for header in ["Accept: application/json"] + request.headers {
-            headerList = curl_slist_append(headerList, header)
+            headerList = pk_curl_slist_append(headerList, header)
         }
         var problem = configure(easy, headerList: headerList)
         if problem == nil, let share, pk_curl_set_pointer(easy, CURLOPT_SHARE, share) != CURLE_OK {
             problem = "libcurl refused option \(CURLOPT_SHARE.rawValue)"
         }
-        if problem == nil, curl_multi_add_handle(multi, easy) != CURLM_OK { problem = "curl_multi_add_handle failed" }
+        if problem == nil, pk_curl_multi_add_handle(multi, easy) != CURLM_OK { problem = "curl_multi_add_handle failed" }
         guard let problem else { return true }
         release(from: nil)
         complete(.failure(UpdateFailure(.networkError, problem)))
@@ -112,10 +121,10 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (driver-conf
 
     private func release(from multi: UnsafeMutableRawPointer?) {
         if let easy {
-            if let multi { curl_multi_remove_handle(multi, easy) }
-            curl_easy_cleanup(easy)
+            if let multi { pk_curl_multi_remove_handle(multi, easy) }
+            pk_curl_easy_cleanup(easy)
         }
-        curl_slist_free_all(headerList)
+        pk_curl_slist_free_all(headerList)
         (easy, headerList) = (nil, nil)
     }
 
@@ -204,7 +213,7 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (driver-conf
 
     private func describe(_ code: CURLcode) -> String {
         let detail = String(cString: errorBuffer)
-        let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        let text = detail.isEmpty ? String(cString: pk_curl_easy_strerror(code)) : detail
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL: return "refused a non-HTTPS URL or redirect (\(text))"
         case CURLE_TOO_MANY_REDIRECTS: return "too many redirects (\(text))"

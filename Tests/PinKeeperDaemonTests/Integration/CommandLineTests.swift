@@ -72,6 +72,27 @@ struct CommandLineTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).isEmpty)
     }
 
+    /// The curve check stays at load time for every command, `validate` and `status` included,
+    /// though only an update decodes the key.
+    @Test("a public key off the P-256 curve: exit 78 naming the store and public_key",
+          arguments: [["check-config"], ["status"], ["validate", "--store", "banking", "--name", "a.example", "--fingerprint",
+                                                     String(repeating: "A", count: 43) + "="]])
+    func keyOffTheCurve(command: [String]) throws {
+        let sandbox = try Sandbox()
+        var point = Array(try #require(Data(base64Encoded: Vectors.keyABase64)))
+        point[64] ^= 0x01
+        let config = sandbox.root.appendingPathComponent("bad-key.toml").path
+        try "[stores.banking]\nurl = \"https://127.0.0.1:1/list\"\npublic_key = \"\(Data(point).base64EncodedString())\"\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let result = pinkeeper(command + ["--config", config])
+        #expect(result.status == 78)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(lines.first?.contains("store 'banking'") == true)
+        #expect(lines.first?.contains("key 'public_key'") == true)
+        #expect(lines.first?.contains("not a point on the P-256 curve") == true)
+    }
+
     @Test("check-config summarises a valid configuration")
     func checkConfig() throws {
         let sandbox = try Sandbox()

@@ -64,14 +64,7 @@ struct JSONScanner {
 
     /// Consumes `{` and reports whether a member follows (false: `}` was consumed too).
     mutating func beginObject() throws(PinListError) -> Bool {
-        position += 1
-        skipWhitespace()
-        guard position < bytes.count else { throw syntaxError("unexpected end inside an object") }
-        if bytes[position] == UInt8(ascii: "}") {
-            position += 1
-            return false
-        }
-        return true
+        try begin(closing: UInt8(ascii: "}"), "an object")
     }
 
     /// After a member's value: consumes `,` (true, another member follows) or `}` (false).
@@ -81,10 +74,15 @@ struct JSONScanner {
 
     /// Consumes `[` and reports whether an element follows (false: `]` was consumed too).
     mutating func beginArray() throws(PinListError) -> Bool {
+        try begin(closing: UInt8(ascii: "]"), "an array")
+    }
+
+    /// Consumes the opening bracket and reports whether a member or element follows.
+    private mutating func begin(closing: UInt8, _ container: String) throws(PinListError) -> Bool {
         position += 1
         skipWhitespace()
-        guard position < bytes.count else { throw syntaxError("unexpected end inside an array") }
-        if bytes[position] == UInt8(ascii: "]") {
+        guard position < bytes.count else { throw syntaxError("unexpected end inside \(container)") }
+        if bytes[position] == closing {
             position += 1
             return false
         }

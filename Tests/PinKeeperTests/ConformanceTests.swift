@@ -139,6 +139,11 @@ struct ConformanceCase: Sendable, CustomTestStringConvertible {
         self.expected = expected
         cache = try json("cache")
         cacheText = (row["cache_text"] as? String).map { Data($0.utf8) }
+        if let encoded = row["cache_base64"] as? String {
+            // Bytes a JSON string cannot carry: invalid UTF-8, UTF-16.
+            guard let bytes = Data(base64Encoded: encoded) else { throw ConformanceTableError(id: id, reason: "cache_base64 is not base64") }
+            cacheText = bytes
+        }
         previousCache = try json("previous_cache")
         fallback = try json("fallback")
         expectedCommonNames = row["expected_common_names"] as? [String]

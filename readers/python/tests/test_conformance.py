@@ -28,11 +28,13 @@ def replace(path: Path, content: bytes) -> None:
     os.rename(temporary, path)
 
 
-def file_content(case, key_object, key_text):
-    if key_object in case:
-        return json.dumps(case[key_object]).encode()
-    if key_text in case:
-        return case[key_text].encode()
+def file_content(case):
+    if "cache" in case:
+        return json.dumps(case["cache"]).encode()
+    if "cache_text" in case:
+        return case["cache_text"].encode()
+    if "cache_base64" in case:
+        return base64.b64decode(case["cache_base64"], validate=True)
     return None
 
 
@@ -60,7 +62,7 @@ def open_reader(directory: Path, case) -> CacheReader:
 @pytest.mark.parametrize("case", load_cases(), ids=lambda case: case["id"])
 def test_conformance_case(case, tmp_path):
     cache = tmp_path / f"{STORE}.json"
-    current = file_content(case, "cache", "cache_text")
+    current = file_content(case)
     if "previous_cache" in case:
         replace(cache, json.dumps(case["previous_cache"]).encode())
         reader = open_reader(tmp_path, case)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import validation
-from .pins import DomainsConfig, Pin, PinList, PinListError, loads_json, parse_pin_list
+from .pins import DomainsConfig, Pin, PinList, PinListError, loads_json, member, optional_member, parse_pin_list
 from .validation import Verdict
 
 FORMAT_VERSION = 1
@@ -61,20 +61,18 @@ class CacheFile:
     def parse(cls, data: bytes) -> "CacheFile":
         document = loads_json(data)
         listed = parse_pin_list(document)
-        metadata = document.get("pinkeeper")
+        metadata = optional_member(document, "pinkeeper", "the document")
         if metadata is None:
             raise PinListError('the "pinkeeper" metadata object is missing')
         if not isinstance(metadata, dict):
             raise PinListError("pinkeeper is not an object")
         fields = {}
         for key, kind in (("format", int), ("store", str), ("source", str), ("updated", int), ("nextUpdate", int)):
-            if key not in metadata:
-                raise PinListError(f"pinkeeper.{key} is missing")
-            value = metadata[key]
+            value = member(metadata, key, "pinkeeper")
             if isinstance(value, bool) or not isinstance(value, kind):
                 raise PinListError(f"pinkeeper.{key} is not {'a string' if kind is str else 'an integer'}")
             fields[key] = value
-        mode = metadata.get("mode")
+        mode = optional_member(metadata, "mode", "pinkeeper")
         if mode is not None and not isinstance(mode, str):
             raise PinListError("pinkeeper.mode is not a string")
         if fields["format"] != FORMAT_VERSION:

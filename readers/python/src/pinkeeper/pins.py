@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -51,16 +52,92 @@ class PinListError(ValueError):
     """Why a document is not a usable fingerprint list; the message names the field."""
 
 
+#: The deepest nesting accepted, the document's own object counting as 1 (as the Swift reader).
+MAXIMUM_DEPTH = 512
+
+
+class Repeated:
+    """Stands, in a parsed object, for a member given more than once. Readers disagree on which
+    occurrence counts (Python's json takes the last, others the first), so a member this reader
+    uses must appear once; a repeated member it does not know is skipped, as the Swift reader
+    does. Every occurrence's value is kept so that all of them are checked."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: list):
+        self.values = values
+
+
+def _object_from_pairs(pairs: list) -> dict:
+    result: dict = {}
+    for key, value in pairs:
+        if key not in result:
+            result[key] = value
+        elif isinstance(result[key], Repeated):
+            result[key].values.append(value)
+        else:
+            result[key] = Repeated([result[key], value])
+    return result
+
+
+class _OutOfRange:
+    """An integer literal too long for 64 bits: never an integer here, and never handed to
+    int(), which refuses literals of more than 4300 digits with a ValueError."""
+
+
+def _integer_literal(text: str) -> Any:
+    # 20 characters hold every signed 64-bit integer ("-9223372036854775808").
+    return int(text) if len(text) <= 20 else _OutOfRange()
+
+
+def _reject_constant(constant: str) -> Any:
+    raise PinListError(f"not valid JSON ({constant} is not a JSON number)")
+
+
 def loads_json(data: bytes) -> Any:
-    """Strict JSON: UTF-8, no NaN or Infinity (which Python's json would otherwise accept)."""
-    def reject(constant: str) -> Any:
-        raise PinListError(f"not valid JSON ({constant} is not a JSON number)")
+    """Strict JSON (RFC 8259), as the Swift reader reads it: UTF-8 without a byte order mark, no
+    NaN or Infinity, no lone surrogate escape, nothing after the document, at most
+    MAXIMUM_DEPTH levels; a member given twice becomes a `Repeated`. Python's json alone would
+    accept the constants and lone surrogates, and keep only a repeated member's last value."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise PinListError("not valid JSON (starts with a UTF-8 byte order mark)")
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=reject)
+        text = data.decode("utf-8")  # strict: no invalid, overlong or surrogate sequences
     except UnicodeDecodeError:
-        raise PinListError("not valid JSON (not UTF-8)") from None
-    except json.JSONDecodeError:
-        raise PinListError("not valid JSON") from None
+        raise PinListError("not valid JSON (invalid UTF-8)") from None
+    try:
+        document = json.loads(text, object_pairs_hook=_object_from_pairs, parse_constant=_reject_constant,
+                              parse_int=_integer_literal)
+    except RecursionError:
+        raise PinListError(f"not valid JSON (nested deeper than {MAXIMUM_DEPTH} levels)") from None
+    except json.JSONDecodeError as error:
+        raise PinListError(f"not valid JSON ({error.msg} at character {error.pos})") from None
+    _check_strings_and_depth(document)
+    return document
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_strings_and_depth(document: Any) -> None:
+    """Walks every value (without recursion). The text was strict UTF-8, so a surrogate in a
+    parsed string can only come from an escape without its other half."""
+    pending = [(document, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise PinListError("not valid JSON (a lone surrogate escape)")
+        elif isinstance(value, Repeated):
+            pending.extend((item, depth) for item in value.values)
+        elif isinstance(value, (dict, list)):
+            if depth > MAXIMUM_DEPTH:
+                raise PinListError(f"not valid JSON (nested deeper than {MAXIMUM_DEPTH} levels)")
+            if isinstance(value, dict):
+                pending.extend((key, depth) for key in value)
+                pending.extend((item, depth + 1) for item in value.values())
+            else:
+                pending.extend((item, depth + 1) for item in value)
 
 
 def parse_pin_list(document: Any) -> PinList:
@@ -68,7 +145,7 @@ def parse_pin_list(document: Any) -> PinList:
     `fingerprint` of 32 bytes and an integer `expires`; `depth` is an optional integer >= 0.
     Unknown members are ignored at every level."""
     root = _object(document, "the document")
-    entries = _member(root, "fingerprints", "fingerprints")
+    entries = member(root, "fingerprints", "fingerprints")
     if not isinstance(entries, list):
         raise PinListError("fingerprints is not an array")
     pins = []
@@ -79,7 +156,7 @@ def parse_pin_list(document: Any) -> PinList:
         encoded = _string(entry, "fingerprint", where)
         expires = _integer(entry, "expires", where)
         depth = _integer(entry, "depth", where, optional=True)
-        if entry.get("signature") is not None:
+        if optional_member(entry, "signature", where) is not None:
             _string(entry, "signature", where)
         digest = _digest(encoded)
         if digest is None:
@@ -87,7 +164,7 @@ def parse_pin_list(document: Any) -> PinList:
         if depth is not None and depth < 0:
             raise PinListError(f"{where}.depth is negative")
         pins.append(Pin(name, digest, expires, depth or 0))
-    return PinList(tuple(pins), _domains_config(root.get("domainsConfig")))
+    return PinList(tuple(pins), _domains_config(optional_member(root, "domainsConfig", "the document")))
 
 
 def _domains_config(value: Any) -> Optional[DomainsConfig]:
@@ -96,7 +173,7 @@ def _domains_config(value: Any) -> Optional[DomainsConfig]:
     where = "domainsConfig"
     config = _object(value, where)
     unlisted = _boolean(config, "sslPinningRequiredForUnlisted", where)
-    listed = _member(config, "domains", where)
+    listed = member(config, "domains", where)
     if not isinstance(listed, list):
         raise PinListError(f"{where}.domains is not an array")
     domains = []
@@ -124,30 +201,42 @@ def _object(value: Any, where: str) -> dict:
     return value
 
 
-def _member(container: dict, key: str, where: str) -> Any:
+def _path(where: str, key: str) -> str:
+    return key if where in (key, "the document") else f"{where}.{key}"
+
+
+def optional_member(container: dict, key: str, where: str) -> Any:
+    """The member named `key`; None when it is absent (or null); an error when it is repeated."""
+    value = container.get(key)
+    if isinstance(value, Repeated):
+        raise PinListError(f"{_path(where, key)} appears more than once")
+    return value
+
+
+def member(container: dict, key: str, where: str) -> Any:
     if key not in container:
-        raise PinListError(f"{where if where == key else where + '.' + key} is missing")
-    return container[key]
+        raise PinListError(f"{_path(where, key)} is missing")
+    return optional_member(container, key, where)
 
 
 def _string(container: dict, key: str, where: str) -> str:
-    value = _member(container, key, where)
+    value = member(container, key, where)
     if not isinstance(value, str):
         raise PinListError(f"{where}.{key} is not a string")
     return value
 
 
 def _boolean(container: dict, key: str, where: str) -> bool:
-    value = _member(container, key, where)
+    value = member(container, key, where)
     if not isinstance(value, bool):
         raise PinListError(f"{where}.{key} is not a boolean")
     return value
 
 
 def _integer(container: dict, key: str, where: str, optional: bool = False) -> Optional[int]:
-    if optional and container.get(key) is None:
+    if optional and optional_member(container, key, where) is None:
         return None
-    value = _member(container, key, where)
+    value = member(container, key, where)
     # bool is an int subclass in Python; JSON true is not an integer.
     if isinstance(value, bool) or not isinstance(value, int) or not INT64_MIN <= value <= INT64_MAX:
         raise PinListError(f"{where}.{key} is not an integer")

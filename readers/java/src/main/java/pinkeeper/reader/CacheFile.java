@@ -17,7 +17,7 @@ public record CacheFile(PinList list, Metadata metadata) {
     public static CacheFile parse(byte[] json) throws PinListException {
         JsonNode root = JsonFields.parseObject(json);
         PinList list = PinList.parse(root);
-        JsonNode node = JsonFields.optional(root, "pinkeeper");
+        JsonNode node = JsonFields.optional(root, "pinkeeper", "pinkeeper");
         if (node == null) throw new PinListException("the \"pinkeeper\" metadata object is missing");
         JsonFields.object(node, "pinkeeper");
         Metadata metadata = new Metadata(
@@ -34,7 +34,7 @@ public record CacheFile(PinList list, Metadata metadata) {
     }
 
     private static String mode(JsonNode metadata) throws PinListException {
-        JsonNode mode = JsonFields.optional(metadata, "mode");
+        JsonNode mode = JsonFields.optional(metadata, "mode", "pinkeeper.mode");
         return mode == null ? null : JsonFields.asString(mode, "pinkeeper.mode");
     }
 

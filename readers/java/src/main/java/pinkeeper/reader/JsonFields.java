@@ -1,42 +1,32 @@
 package pinkeeper.reader;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.IOException;
 
 /**
  * Strict, typed access to a Jackson tree: a field of the wrong JSON type is an error naming its
  * path (e.g. {@code fingerprints[2].expires is not an integer}), never a silent conversion.
  */
 final class JsonFields {
-    private static final ObjectMapper MAPPER = new ObjectMapper()
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-
     private JsonFields() {}
 
-    /** The document's root object. */
+    /** The document's root object, read as strict JSON ({@link StrictJson}). */
     static JsonNode parseObject(byte[] data) throws PinListException {
-        JsonNode root;
-        try {
-            root = MAPPER.readTree(data);
-        } catch (IOException e) {
-            throw new PinListException("not valid JSON");
-        }
-        if (root == null || root.isMissingNode()) throw new PinListException("not valid JSON");
+        JsonNode root = StrictJson.read(data);
         if (!root.isObject()) throw new PinListException("the document is not an object");
         return root;
     }
 
-    /** The member, or null when it is absent or JSON {@code null}. */
-    static JsonNode optional(JsonNode parent, String key) {
+    /** The member, or null when it is absent or JSON {@code null}; an error when it is given twice. */
+    static JsonNode optional(JsonNode parent, String key, String path) throws PinListException {
         JsonNode value = parent.get(key);
+        if (value == StrictJson.REPEATED) throw new PinListException(path + " appears more than once");
         return value == null || value.isNull() ? null : value;
     }
 
     static JsonNode required(JsonNode parent, String key, String path, String expected) throws PinListException {
         JsonNode value = parent.get(key);
         if (value == null) throw new PinListException(path + " is missing");
+        if (value == StrictJson.REPEATED) throw new PinListException(path + " appears more than once");
         if (value.isNull()) throw new PinListException(path + " is null, expected " + expected);
         return value;
     }

@@ -29,7 +29,7 @@ public record PinList(List<Pin> pins, DomainsConfig domainsConfig) {
         for (int index = 0; index < entries.size(); index++) {
             pins.add(entry(entries.get(index), "fingerprints[" + index + "]"));
         }
-        JsonNode domains = JsonFields.optional(root, "domainsConfig");
+        JsonNode domains = JsonFields.optional(root, "domainsConfig", "domainsConfig");
         return new PinList(pins, domains == null ? null : domainsConfig(domains));
     }
 
@@ -41,10 +41,10 @@ public record PinList(List<Pin> pins, DomainsConfig domainsConfig) {
             throw new PinListException(path + ".fingerprint is not the base64 of a 32-byte SHA-256 digest");
         }
         long expires = JsonFields.integer(node, "expires", path + ".expires");
-        JsonNode depthNode = JsonFields.optional(node, "depth");
+        JsonNode depthNode = JsonFields.optional(node, "depth", path + ".depth");
         long depth = depthNode == null ? 0 : JsonFields.asInteger(depthNode, path + ".depth");
         if (depth < 0) throw new PinListException(path + ".depth is negative");
-        JsonNode signature = JsonFields.optional(node, "signature");
+        JsonNode signature = JsonFields.optional(node, "signature", path + ".signature");
         if (signature != null) JsonFields.asString(signature, path + ".signature");
         return new Pin(name, digest, expires, depth);
     }

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -71,8 +72,9 @@ class ConformanceTest {
                 expected = new ArrayList<>();
                 for (JsonNode name : testCase.get("expected_common_names")) expected.add(name.asText());
             }
-            String version = testCase.has("cache") ? JSON.writeValueAsString(testCase.get("cache"))
-                    : testCase.has("cache_text") ? testCase.get("cache_text").asText() : null;
+            byte[] version = testCase.has("cache") ? JSON.writeValueAsBytes(testCase.get("cache"))
+                    : testCase.has("cache_text") ? testCase.get("cache_text").asText().getBytes(StandardCharsets.UTF_8)
+                    : testCase.has("cache_base64") ? Base64.getDecoder().decode(testCase.get("cache_base64").asText()) : null;
             long now = testCase.get("now").asLong();
             JsonNode question = testCase.get("question");
 

@@ -1,6 +1,7 @@
 package pinkeeper.reader;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -29,9 +30,14 @@ final class TestCaches {
 
     /** Publishes {@code text} as {@code directory/<store>.json} the way the daemon does: a new inode, renamed into place. */
     static Path publish(Path directory, String store, String text) throws IOException {
+        return publish(directory, store, text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The same for exact bytes (which need not be UTF-8). */
+    static Path publish(Path directory, String store, byte[] content) throws IOException {
         Path target = directory.resolve(store + ".json");
         Path temporary = Files.createTempFile(directory, "." + store + ".json.tmp-", "");
-        Files.writeString(temporary, text);
+        Files.write(temporary, content);
         return Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 }

@@ -1,0 +1,134 @@
+package pinkeeper.reader;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.json.JsonReadFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.POJONode;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Deque;
+
+/**
+ * Reads a document as strict JSON (RFC 8259), as the Swift reader does, into a Jackson tree, so
+ * that no two readers of one cache file can read it differently: UTF-8 only (Jackson alone would
+ * skip a byte order mark, detect UTF-16 and pass some invalid UTF-8 through), no lone surrogate
+ * escape, no NaN or Infinity, no trailing comma, nothing after the document, at most
+ * {@value #MAXIMUM_DEPTH} levels. A member given twice in one object becomes {@link #REPEATED}:
+ * {@link JsonFields} refuses it where a member is read, and an unknown one stays ignored.
+ */
+final class StrictJson {
+    /** The deepest nesting accepted, the document's own object counting as 1. */
+    static final int MAXIMUM_DEPTH = 512;
+
+    /** Stands for a member given more than once (parsers disagree on which occurrence counts). */
+    static final JsonNode REPEATED = new POJONode("a member given more than once");
+
+    /** An integer literal too long for 64 bits: of no JSON type a field is read as. */
+    private static final JsonNode OUT_OF_RANGE = new POJONode("an integer beyond 64 bits");
+
+    /** Jackson's defaults already refuse these; said here because the strictness depends on them. */
+    private static final JsonFactory FACTORY = JsonFactory.builder()
+            .disable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
+            .disable(JsonReadFeature.ALLOW_TRAILING_COMMA)
+            .disable(JsonReadFeature.ALLOW_MISSING_VALUES)
+            .disable(JsonReadFeature.ALLOW_UNESCAPED_CONTROL_CHARS)
+            .disable(JsonReadFeature.ALLOW_BACKSLASH_ESCAPING_ANY_CHARACTER)
+            .disable(JsonReadFeature.ALLOW_LEADING_ZEROS_FOR_NUMBERS)
+            .build();
+
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    private StrictJson() {}
+
+    static JsonNode read(byte[] data) throws PinListException {
+        if (data.length >= 3 && (data[0] & 0xFF) == 0xEF && (data[1] & 0xFF) == 0xBB && (data[2] & 0xFF) == 0xBF) {
+            throw new PinListException("not valid JSON (starts with a UTF-8 byte order mark)");
+        }
+        String text;
+        try {
+            // Java's UTF-8 decoder refuses overlong forms, encoded surrogates and beyond U+10FFFF.
+            text = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(data)).toString();
+        } catch (CharacterCodingException e) {
+            throw new PinListException("not valid JSON (invalid UTF-8)");
+        }
+        // Parsed from characters, so Jackson detects no encoding of its own.
+        try (JsonParser parser = FACTORY.createParser(text)) {
+            JsonNode root = document(parser);
+            if (parser.nextToken() != null) throw new PinListException("not valid JSON (more data after the document)");
+            return root;
+        } catch (IOException e) {
+            // Jackson's own message quotes the document: not repeated in a reason that is logged.
+            throw new PinListException("not valid JSON");
+        }
+    }
+
+    /** One value, without recursion: containers are attached to their parent when they open. */
+    private static JsonNode document(JsonParser parser) throws IOException, PinListException {
+        JsonToken token = parser.nextToken();
+        if (token == null) throw new PinListException("not valid JSON (no document)");
+        Deque<JsonNode> open = new ArrayDeque<>();
+        JsonNode root = null;
+        String name = null;
+        do {
+            JsonNode value;
+            switch (token) {
+                case FIELD_NAME -> {
+                    name = checked(parser.currentName());
+                    continue;
+                }
+                case END_OBJECT, END_ARRAY -> {
+                    open.pop();
+                    continue;
+                }
+                case START_OBJECT, START_ARRAY -> {
+                    if (open.size() >= MAXIMUM_DEPTH) {
+                        throw new PinListException("not valid JSON (nested deeper than " + MAXIMUM_DEPTH + " levels)");
+                    }
+                    value = token == JsonToken.START_OBJECT ? NODES.objectNode() : NODES.arrayNode();
+                }
+                case VALUE_STRING -> value = NODES.textNode(checked(parser.getText()));
+                case VALUE_NUMBER_INT -> value = parser.getTextLength() > 20 ? OUT_OF_RANGE : NODES.numberNode(parser.getBigIntegerValue());
+                case VALUE_NUMBER_FLOAT -> value = NODES.numberNode(parser.getDoubleValue());
+                case VALUE_TRUE, VALUE_FALSE -> value = NODES.booleanNode(token == JsonToken.VALUE_TRUE);
+                case VALUE_NULL -> value = NODES.nullNode();
+                default -> throw new PinListException("not valid JSON (unexpected " + token + ")");
+            }
+            if (root == null) {
+                root = value;
+            } else if (open.peek() instanceof ObjectNode object) {
+                JsonNode earlier = object.get(name);
+                object.set(name, earlier == null ? value : REPEATED);
+            } else {
+                ((ArrayNode) open.peek()).add(value);
+            }
+            if (value.isContainerNode()) open.push(value);
+        } while (!open.isEmpty() && (token = parser.nextToken()) != null);
+        if (!open.isEmpty()) throw new PinListException("not valid JSON (unexpected end)");
+        return root;
+    }
+
+    /** The text of a string or member name; the bytes were valid UTF-8, so a lone surrogate came from an escape. */
+    private static String checked(String text) throws PinListException {
+        for (int index = 0; index < text.length(); index++) {
+            char c = text.charAt(index);
+            if (Character.isHighSurrogate(c) && index + 1 < text.length() && Character.isLowSurrogate(text.charAt(index + 1))) {
+                index++;
+            } else if (Character.isSurrogate(c)) {
+                throw new PinListException("not valid JSON (a lone surrogate escape)");
+            }
+        }
+        return text;
+    }
+}

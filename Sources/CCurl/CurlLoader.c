@@ -23,7 +23,9 @@ static const char *failure;
 static char failure_text[512];
 
 static void load(void) {
-    void *library = dlopen(PK_CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+    // RTLD_LAZY: each library binds as it was built to (as when it was linked at start);
+    // RTLD_NOW would resolve every symbol of its ~30 dependencies before the first transfer.
+    void *library = dlopen(PK_CURL_SONAME, RTLD_LAZY | RTLD_LOCAL);
     if (library == NULL) {
         snprintf(failure_text, sizeof failure_text, "%s", dlerror());
         failure = failure_text;

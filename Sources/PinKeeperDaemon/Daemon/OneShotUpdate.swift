@@ -40,9 +40,14 @@ public enum OneShotUpdate {
         var lines: [String: Line] = [:]
         var due: [StoreConfig] = []
         for store in selected {
+            // --force updates every store, and the update reconciles under the lock: no check needed.
+            guard !force else {
+                due.append(store)
+                continue
+            }
             // Read only: nothing is written here without the store's lock.
             let check = updater.reconcileCheck(store, now: now)
-            guard !force, !check.fetchNow, var cache = updater.loadCache(store, now: now).0 else {
+            guard !check.fetchNow, var cache = updater.loadCache(store, now: now).0 else {
                 due.append(store)
                 continue
             }

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import validation
-from .pins import DomainsConfig, Pin, PinList, PinListError, loads_json, member, optional_member, parse_pin_list
+from .pins import (INT64_MAX, INT64_MIN, DomainsConfig, Pin, PinList, PinListError, loads_json, member, optional_member,
+                   parse_pin_list)
 from .validation import Verdict
 
 FORMAT_VERSION = 1
@@ -69,7 +70,7 @@ class CacheFile:
         fields = {}
         for key, kind in (("format", int), ("store", str), ("source", str), ("updated", int), ("nextUpdate", int)):
             value = member(metadata, key, "pinkeeper")
-            if isinstance(value, bool) or not isinstance(value, kind):
+            if isinstance(value, bool) or not isinstance(value, kind) or (kind is int and not INT64_MIN <= value <= INT64_MAX):
                 raise PinListError(f"pinkeeper.{key} is not {'a string' if kind is str else 'an integer'}")
             fields[key] = value
         mode = optional_member(metadata, "mode", "pinkeeper")

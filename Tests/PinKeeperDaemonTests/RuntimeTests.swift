@@ -112,6 +112,64 @@ struct RuntimeTests {
         #expect(throws: CancellationError.self) { try earlyResult.get() }
     }
 
+    @Test("a sleep set while the timer waits for a later deadline wakes at its own, earlier time")
+    func earlierSleepRearmsTheTimer() async throws {
+        let late = Task(executorPreference: Self.pool) { try await ThreadSleep.sleep(for: .seconds(5)) }
+        defer { late.cancel() }
+        let elapsed = try await Task(executorPreference: Self.pool) {
+            try await ThreadSleep.sleep(for: .milliseconds(100))  // meanwhile the timer is set for `late`
+            let start = ContinuousClock.now
+            try await ThreadSleep.sleep(for: .milliseconds(200))
+            return ContinuousClock.now - start
+        }.value
+        #expect(elapsed >= .milliseconds(200) && elapsed < .seconds(2), "slept \(elapsed)")
+    }
+
+    @Test("deadlines count CLOCK_BOOTTIME, which goes on while the machine is suspended")
+    func deadlinesCountBootTime() throws {
+        func bootTime() -> Int64 {
+            var time = timespec()
+            clock_gettime(CLOCK_BOOTTIME, &time)
+            return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        }
+        let before = bootTime()
+        let now = BootTime.now
+        let after = bootTime()
+        #expect(before <= now && now <= after, "\(before) \(now) \(after)")
+        let second = BootTime.after(.seconds(1)) - BootTime.now
+        #expect(second > 900_000_000 && second <= 1_000_000_000, "\(second)")
+        #expect(BootTime.after(.seconds(Int64.max)) > BootTime.now, "saturates instead of overflowing")
+    }
+
+    @Test("the timer thread waits on a timerfd of CLOCK_BOOTTIME, armed while someone sleeps")
+    func timerIsBootTimeTimerfd() async throws {
+        let sleeper = Task(executorPreference: Self.pool) { try await ThreadSleep.sleep(for: .seconds(30)) }
+        defer { sleeper.cancel() }
+        // The kernel's view of the timer: "clockid: 7" and the time left, "it_value: (29, 999000000)".
+        func timer() -> (clock: Int32?, left: Duration?) {
+            let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(TimerThread.shared.timer.timerFD)", encoding: .utf8)) ?? ""
+            var fields: [String: String] = [:]
+            for line in info.split(separator: "\n") {
+                let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                if parts.count == 2 { fields[parts[0]] = parts[1] }
+            }
+            let numbers = (fields["it_value"] ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "()"))
+                .split(separator: ",").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+            return (fields["clockid"].flatMap { Int32($0) },
+                    numbers.count == 2 ? .seconds(numbers[0]) + .nanoseconds(numbers[1]) : nil)
+        }
+        // Other tests' shorter sleeps may come first (the timer is set for the earliest deadline),
+        // and a timer that just fired reads as disarmed until the thread has set the next one.
+        let armed = { (left: Duration?) in left.map { $0 > .zero && $0 <= .seconds(30) } == true }
+        var found = timer()
+        for _ in 0..<100 where !armed(found.left) {
+            try await ThreadSleep.sleep(for: .milliseconds(10))
+            found = timer()
+        }
+        #expect(found.clock == CLOCK_BOOTTIME, "\(found)")
+        #expect(armed(found.left), "\(found)")
+    }
+
     @Test("the parallel loop runs every iteration exactly once, on several threads")
     func parallelLoop() {
         let seen = Shared<[Int: Int]>([:])

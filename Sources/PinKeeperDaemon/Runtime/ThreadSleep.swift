@@ -1,75 +1,78 @@
+import Synchronization
+
 /// `Task.sleep` without libdispatch: `Task.sleep` is a `dispatch_after` on a global queue, which
 /// starts libdispatch's never-ending 1 s timer (see `ThreadPoolExecutor`). One timer thread waits
 /// for the earliest deadline, or without a deadline while nobody sleeps, and resumes the sleeper
-/// on the sleeper's own executor. Time is CLOCK_MONOTONIC: a system suspend does not count.
+/// on the sleeper's own executor. Time is CLOCK_BOOTTIME (`BootTime`), as for `Task.sleep`: time
+/// the machine spends suspended counts, so a sleep that ran out meanwhile ends right after resume.
 public enum ThreadSleep {
     /// Returns after `duration`, or throws `CancellationError` at once when the task is cancelled.
     public static func sleep(for duration: Duration) async throws {
-        try await TimerThread.shared.sleep(until: MonotonicTime.after(duration))
+        try await TimerThread.shared.sleep(until: BootTime.after(duration))
     }
 }
 
-private final class TimerThread: @unchecked Sendable {
+final class TimerThread: Sendable {
     static let shared = TimerThread()
 
     private struct Sleeper {
         var deadline: Int64
         var continuation: UnsafeContinuation<Void, any Error>
     }
-    private let lock = ConditionLock()
-    // All guarded by `lock`.
-    private var sleepers: [UInt64: Sleeper] = [:]
-    private var cancelledEarly: Set<UInt64> = []  // cancelled before their continuation arrived
-    private var nextID: UInt64 = 0
+    private struct State {
+        var sleepers: [UInt64: Sleeper] = [:]
+        var cancelledEarly: Set<UInt64> = []  // cancelled before their continuation arrived
+        var nextID: UInt64 = 0
+        var armed: Int64?  // the deadline the timer is set to; nil while disarmed
+    }
+    private let state = Mutex(State())
+    let timer = BootTimer()
 
     private init() {
         BlockingWork.start(named: "pinkeeper-timer") { [self] in run() }
     }
 
     func sleep(until deadline: Int64) async throws {
-        let id = lock.withLock { nextID += 1; return nextID }
+        let id = state.withLock { $0.nextID += 1; return $0.nextID }
         // After the handler's scope no cancellation can arrive; one that came too late is forgotten.
-        defer { lock.withLock { _ = cancelledEarly.remove(id) } }
+        defer { state.withLock { _ = $0.cancelledEarly.remove(id) } }
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
-                let cancelled = lock.withLock {
-                    if cancelledEarly.remove(id) != nil { return true }
-                    sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return false
+                let (cancelled, rearm) = state.withLock { state in
+                    if state.cancelledEarly.remove(id) != nil { return (true, false) }
+                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return (false, state.armed.map { deadline < $0 } ?? true)
                 }
-                if cancelled { continuation.resume(throwing: CancellationError()) } else { lock.signal() }
+                if cancelled { continuation.resume(throwing: CancellationError()) }
+                if rearm { timer.wake() }
             }
         } onCancel: {
-            let sleeper = lock.withLock {
-                guard let sleeper = sleepers.removeValue(forKey: id) else {
-                    cancelledEarly.insert(id)
-                    return nil as Sleeper?
+            let (sleeper, rearm) = state.withLock { state in
+                guard let sleeper = state.sleepers.removeValue(forKey: id) else {
+                    state.cancelledEarly.insert(id)
+                    return (nil as Sleeper?, false)
                 }
-                return sleeper
+                return (sleeper, sleeper.deadline == state.armed)  // may be disarmed or set later now
             }
             sleeper?.continuation.resume(throwing: CancellationError())
+            if rearm { timer.wake() }
         }
     }
 
+    /// Arms the timer for the earliest deadline under the lock, so a sleeper registered after that
+    /// sees `armed` and wakes the thread only when it must run earlier.
     private func run() {
         while true {
-            let due = lock.withLock { () -> [Sleeper] in
-                while true {
-                    guard let earliest = sleepers.values.lazy.map(\.deadline).min() else {
-                        lock.wait()
-                        continue
-                    }
-                    let now = MonotonicTime.now
-                    guard earliest <= now else {
-                        lock.wait(until: earliest)
-                        continue
-                    }
-                    let due = sleepers.filter { $0.value.deadline <= now }
-                    for id in due.keys { sleepers[id] = nil }
-                    return due.values.sorted { $0.deadline < $1.deadline }
-                }
+            let due = state.withLock { state -> [Sleeper] in
+                let now = BootTime.now
+                let due = state.sleepers.filter { $0.value.deadline <= now }
+                for id in due.keys { state.sleepers[id] = nil }
+                state.armed = state.sleepers.values.lazy.map(\.deadline).min()
+                timer.arm(at: state.armed)
+                return due.values.sorted { $0.deadline < $1.deadline }
             }
             for sleeper in due { sleeper.continuation.resume() }
+            if due.isEmpty { timer.wait() }
         }
     }
 }

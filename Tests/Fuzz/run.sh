@@ -30,7 +30,8 @@ daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/C
         Sources/PinKeeperDaemon/TLS/TLSConnect.swift Sources/PinKeeperDaemon/Publish/BlockingWork.swift
         Sources/PinKeeperDaemon/Publish/StoreState.swift Sources/PinKeeperDaemon/Publish/AtomicWriter.swift
         Sources/PinKeeperDaemon/Publish/FileSystem.swift Sources/PinKeeperDaemon/Publish/CacheDirectory.swift
-        Sources/PinKeeperDaemon/Publish/FileMemo.swift
+        Sources/PinKeeperDaemon/Publish/FileMemo.swift Sources/PinKeeperDaemon/Runtime/ParallelLoop.swift
+        Sources/PinKeeperDaemon/Runtime/ConditionLock.swift
         Tests/PinKeeperTests/ReferencePinListDecoder.swift Tests/Fuzz/HookKeysShim.swift)
 
 newer() { # true when $1 is missing or older than any later argument

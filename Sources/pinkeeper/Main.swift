@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PinKeeperDaemon
 
 /// The entry point: synchronous on purpose. An async `main` drains the main queue with
@@ -12,6 +13,7 @@ enum Main {
         do {
             var command = try Pinkeeper.parseAsRoot()
             if let asyncCommand = command as? AsyncParsableCommand {
+                try setUpRuntime()
                 nonisolated(unsafe) var running = asyncCommand  // handed to the pool, never touched here again
                 try ThreadPoolExecutor.shared.runBlocking { try await running.run() }
             } else {
@@ -19,6 +21,16 @@ enum Main {
             }
         } catch {
             Pinkeeper.exit(withError: error)
+        }
+    }
+
+    /// The timer thread every async command may sleep on; without it, one line and EX_OSERR (71).
+    private static func setUpRuntime() throws {
+        do {
+            try ThreadSleep.prepare()
+        } catch {
+            FileHandle.standardError.write(Data("pinkeeper: \(error)\n".utf8))
+            throw ExitCode(71)
         }
     }
 }

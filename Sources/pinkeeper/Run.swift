@@ -8,7 +8,8 @@ struct Run: AsyncParsableCommand {
         abstract: "Run the daemon in the foreground until SIGTERM or SIGINT (systemd runs it this way).",
         discussion: """
             Creates the cache and state directories when missing. Exit status: 0 after a clean stop; \
-            73 the cache or state directory cannot be created or written; 78 invalid configuration.
+            71 the kernel refused the timer or signal pipe the daemon needs (open-file limit); 73 the cache or \
+            state directory cannot be created or written; 78 invalid configuration.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -19,12 +20,18 @@ struct Run: AsyncParsableCommand {
         try global.prepareDirectories(configuration, failureStatus: 73)
         let logger = global.makeLogger()
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
-        let watcher = SignalWatcher { signal in
-            switch signal {
-            case SIGHUP: input.yield(.reload)
-            case SIGUSR1: input.yield(.updateAll)
-            default: input.yield(.terminate)
+        let watcher: SignalWatcher
+        do {
+            watcher = try SignalWatcher { signal in
+                switch signal {
+                case SIGHUP: input.yield(.reload)
+                case SIGUSR1: input.yield(.updateAll)
+                default: input.yield(.terminate)
+                }
             }
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(71)  // EX_OSERR: systemd restarts the service
         }
         let path = global.configPath
         // One for the daemon's lifetime: a reload must not lose track of a store's running hook.

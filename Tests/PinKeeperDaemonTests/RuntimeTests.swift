@@ -146,8 +146,9 @@ struct RuntimeTests {
         let sleeper = Task(executorPreference: Self.pool) { try await ThreadSleep.sleep(for: .seconds(30)) }
         defer { sleeper.cancel() }
         // The kernel's view of the timer: "clockid: 7" and the time left, "it_value: (29, 999000000)".
+        let timerFD = try TimerThread.shared.get().timer.timerFD
         func timer() -> (clock: Int32?, left: Duration?) {
-            let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(TimerThread.shared.timer.timerFD)", encoding: .utf8)) ?? ""
+            let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(timerFD)", encoding: .utf8)) ?? ""
             var fields: [String: String] = [:]
             for line in info.split(separator: "\n") {
                 let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }

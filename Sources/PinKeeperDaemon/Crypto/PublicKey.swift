@@ -15,8 +15,7 @@ public final class PublicKey: Sendable {
     private let decoded = Mutex<Decoded?>(nil)
 
     /// The EVP_PKEY and the id, made together on first use.
-    private struct Decoded: @unchecked Sendable {
-        // Never mutated after creation, and OpenSSL 3 allows concurrent verification with one key.
+    private struct Decoded: @unchecked Sendable {  // never mutated; OpenSSL 3 verifies with one key from many threads
         let key: OpaquePointer?
         let id: String
     }

@@ -10,12 +10,13 @@ import Synchronization
 public final class SignalWatcher: Sendable {
     public static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP, SIGUSR1]
 
-    public init(handler: @escaping @Sendable (Int32) -> Void) {
+    public init(handler: @escaping @Sendable (Int32) -> Void) throws(RuntimeSetupError) {
+        let pipe = try SignalPipe.shared.get()
         var mask = sigset_t()
         sigemptyset(&mask)
         for signal in Self.handled { sigaddset(&mask, signal) }
         pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-        SignalPipe.shared.handler.withLock { $0 = handler }
+        pipe.handler.withLock { $0 = handler }
         for number in Self.handled {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in SignalPipe.forward(number) }
@@ -25,19 +26,21 @@ public final class SignalWatcher: Sendable {
         }
     }
 
-    deinit { SignalPipe.shared.handler.withLock { $0 = nil } }
+    deinit { try? SignalPipe.shared.get().handler.withLock { $0 = nil } }
 }
 
 /// The write end, read by the C signal handler: set once before any handler is installed.
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 
 private final class SignalPipe: Sendable {
-    static let shared = SignalPipe()
+    static let shared = Result { () throws(RuntimeSetupError) in try SignalPipe() }
     let handler = Mutex<(@Sendable (Int32) -> Void)?>(nil)
 
-    private init() {
+    private init() throws(RuntimeSetupError) {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { fatalError("pinkeeper: cannot create the signal pipe: errno \(errno)") }
+        guard pipe(&ends) == 0 else {
+            throw RuntimeSetupError(description: "cannot create the signal pipe: \(String(cString: strerror(errno))); check the open-file limit (LimitNOFILE=)")
+        }
         // Hooks must not inherit it; a full pipe drops a signal rather than block the handler.
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)

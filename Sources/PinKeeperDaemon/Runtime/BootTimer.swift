@@ -4,7 +4,7 @@ import Glibc
 /// or disarmed, and an eventfd that other threads write to when the deadline must change. `wait`
 /// polls both without a timeout, so with the timer disarmed the thread sleeps until woken.
 /// timerfd and eventfd are not in Swift's Glibc module; they are looked up in libc at run time.
-final class BootTimer: @unchecked Sendable {
+final class BootTimer: @unchecked Sendable {  // immutable descriptors; the kernel serialises their use
     private typealias TimerCreate = @convention(c) (Int32, Int32) -> Int32
     private typealias TimerSetTime = @convention(c) (Int32, Int32, UnsafePointer<itimerspec>?,
                                                      UnsafeMutablePointer<itimerspec>?) -> Int32
@@ -18,16 +18,19 @@ final class BootTimer: @unchecked Sendable {
     private let eventFD: Int32
     private let setTime: TimerSetTime
 
-    init() {
+    init() throws(RuntimeSetupError) {
         guard let create: TimerCreate = Self.symbol("timerfd_create"),
               let setTime: TimerSetTime = Self.symbol("timerfd_settime"),
               let eventCreate: EventCreate = Self.symbol("eventfd") else {
-            fatalError("pinkeeper: libc has no timerfd_create/timerfd_settime/eventfd (Linux 2.6.27 and glibc 2.8 have them)")
+            throw RuntimeSetupError(description: "libc has no timerfd_create/timerfd_settime/eventfd (glibc 2.8 and Linux 2.6.27 have them)")
         }
         timerFD = create(CLOCK_BOOTTIME, Self.flags)
         eventFD = eventCreate(0, Self.flags)
         guard timerFD >= 0, eventFD >= 0 else {
-            fatalError("pinkeeper: cannot create the sleep timer (timerfd or eventfd): errno \(errno); raise the open-file limit?")
+            let reason = String(cString: strerror(errno))
+            if timerFD >= 0 { close(timerFD) }
+            if eventFD >= 0 { close(eventFD) }
+            throw RuntimeSetupError(description: "cannot create the sleep timer (timerfd, eventfd): \(reason); check the open-file limit (LimitNOFILE=)")
         }
         self.setTime = setTime
     }

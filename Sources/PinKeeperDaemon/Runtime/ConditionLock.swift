@@ -2,7 +2,7 @@ import Glibc
 
 /// A pthread mutex and condition variable (on the heap: neither may move). Waits have no
 /// deadline: they sleep in the kernel until signalled, so an idle thread never wakes up.
-final class ConditionLock: @unchecked Sendable {
+final class ConditionLock: @unchecked Sendable {  // pthread objects are made for use from many threads
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 

@@ -28,7 +28,7 @@ enum ParallelLoop {
         }
     }
 
-    private final class Loop: @unchecked Sendable {
+    private final class Loop: @unchecked Sendable {  // `finished` under `lock`; `body` read-only until all finish
         let iterations: Int
         let next = Atomic<Int>(0)
         /// Read by the helpers only until they report themselves finished.

@@ -6,7 +6,7 @@ import Foundation
 /// These threads sleep on a condition variable without a deadline while there is no job.
 /// Tasks run here when created with `Task(executorPreference:)` or inside
 /// `withTaskExecutorPreference`; their task group children follow, unstructured `Task {}` do not.
-public final class ThreadPoolExecutor: TaskExecutor, @unchecked Sendable {
+public final class ThreadPoolExecutor: TaskExecutor, @unchecked Sendable {  // `jobs`/`head` only under `lock`
     /// The pool the `pinkeeper` command runs on, started on first use.
     public static let shared = ThreadPoolExecutor(threads: ProcessInfo.processInfo.activeProcessorCount)
 
@@ -64,7 +64,7 @@ extension ThreadPoolExecutor {
         }.get()
     }
 
-    private final class Outcome<T>: @unchecked Sendable {
+    private final class Outcome<T>: @unchecked Sendable {  // `result` only under `lock`
         let lock = ConditionLock()
         var result: Result<T, any Error>?  // guarded by `lock`
     }

@@ -8,12 +8,18 @@ import Synchronization
 public enum ThreadSleep {
     /// Returns after `duration`, or throws `CancellationError` at once when the task is cancelled.
     public static func sleep(for duration: Duration) async throws {
-        try await TimerThread.shared.sleep(until: BootTime.after(duration))
+        try await TimerThread.shared.get().sleep(until: BootTime.after(duration))
+    }
+
+    /// Starts the timer thread, or says why it cannot run: `pinkeeper` calls this before any
+    /// command, so that a later sleep never meets the error (a failed sleep would read as cancelled).
+    public static func prepare() throws(RuntimeSetupError) {
+        _ = try TimerThread.shared.get()
     }
 }
 
 final class TimerThread: Sendable {
-    static let shared = TimerThread()
+    static let shared = Result { () throws(RuntimeSetupError) in try TimerThread(timer: BootTimer()) }
 
     private struct Sleeper {
         var deadline: Int64
@@ -26,9 +32,10 @@ final class TimerThread: Sendable {
         var armed: Int64?  // the deadline the timer is set to; nil while disarmed
     }
     private let state = Mutex(State())
-    let timer = BootTimer()
+    let timer: BootTimer
 
-    private init() {
+    private init(timer: BootTimer) {
+        self.timer = timer
         BlockingWork.start(named: "pinkeeper-timer") { [self] in run() }
     }
 

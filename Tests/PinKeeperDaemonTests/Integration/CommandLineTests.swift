@@ -28,6 +28,16 @@ struct CommandLineTests {
         #expect(server.requests("a").count == 2)
     }
 
+    @Test("no file descriptor left for the sleep timer: one line saying so and EX_OSERR (71), not a crash")
+    func runtimeSetupFailure() throws {
+        // Four descriptors: stdin/out/err and one that the dynamic loader reuses; the timerfd gets
+        // the fourth and the eventfd none.
+        let result = ChildProcess.run("/usr/bin/prlimit", ["--nofile=4", TestEnvironment.binary, "update", "--config", "/nonexistent"],
+                                      timeout: 30)
+        #expect(result.status == 71, "\(result.stderr)")
+        #expect(result.stderr == "pinkeeper: cannot create the sleep timer (timerfd, eventfd): Too many open files; check the open-file limit (LimitNOFILE=)\n")
+    }
+
     @Test("update: a failing store gives exit 1 and names the reason")
     func updateFailure() throws {
         let server = try FixtureServer(), sandbox = try Sandbox()

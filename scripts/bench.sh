@@ -41,6 +41,9 @@ bench_product=PinKeeperBench
 grep -q '"pinkeeper-bench"' Package.swift && bench_product=pinkeeper-bench
 # The flags of the Makefile's `release` target (RELEASE_FLAGS): lld, -z now, packed relocations.
 release_flags=(--static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs)
+# ... and the function order (packaging/pinkeeper.order), relinking when that file is newer.
+order=$root/packaging/pinkeeper.order
+[[ -f $order ]] && release_flags+=(-Xlinker "--symbol-ordering-file=$order" -Xlinker --no-warn-symbol-ordering)
 build() {  # the .build directory is shared: retry when a source changed during the build
     local try
     for try in 1 2 3; do
@@ -57,7 +60,10 @@ build() {  # the .build directory is shared: retry when a source changed during 
 bin=$(swift build -c release "${release_flags[@]}" --scratch-path "$scratch" --show-bin-path)
 bench=$bin/$bench_product
 # PINKEEPER=path measures another pinkeeper binary (an earlier build, for before/after figures).
-if [[ -n ${PINKEEPER:-} ]]; then pinkeeper=$PINKEEPER; else build pinkeeper; pinkeeper=$bin/pinkeeper; fi
+if [[ -n ${PINKEEPER:-} ]]; then pinkeeper=$PINKEEPER; else
+    [[ -f $order && $order -nt $bin/pinkeeper ]] && rm -f "$bin/pinkeeper"
+    build pinkeeper; pinkeeper=$bin/pinkeeper
+fi
 # Only the in-process benchmarks need pinkeeper-bench.
 if want static || want verify || want unchanged || want challenge || want stores || want fleet; then
     build "$bench_product"
@@ -213,7 +219,9 @@ with open(sys.argv[2], "a", buffering=1) as log:
     echo "  10 s after READY: $(rss)"
     echo "  largest resident mappings (kB):"
     awk '/^[0-9a-f]+-[0-9a-f]+ / {name = ($6 == "" ? "[anon]" : $6)} /^Rss:/ {rss[name] += $2}
-         END {for (n in rss) printf "%8d  %s\n", rss[n], n}' "/proc/$daemon_pid/smaps" | sort -rn | head -6 | sed 's/^/    /'
+         END {for (n in rss) printf "%8d  %s\n", rss[n], n}' "/proc/$daemon_pid/smaps" | sort -rn | head -12 | sed 's/^/    /'
+    echo "  the binary's resident pages by module or section:"
+    python3 scripts/resident-by-module.py "$daemon_pid" | head -16 | sed 's/^/    /'
     # Wake-ups: every time a thread of the daemon is woken and goes back to sleep it makes one
     # voluntary context switch; involuntary ones are preemptions while running. Sum both over
     # every thread (/proc/PID/task/*/status) at the start and end of the window. A thread that

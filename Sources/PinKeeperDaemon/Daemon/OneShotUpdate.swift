@@ -73,6 +73,8 @@ public enum OneShotUpdate {
         for report in await UpdatePass.run(due, updater: updater, concurrency: configuration.concurrency) {
             lines[report.store] = Line(report)
         }
+        // No `updater.fetcher.passEnded()`, as the daemon calls after a pass: the process exits
+        // next, which unmaps libcurl anyway; unloading first only added 2-4 ms to each run.
         return selected.compactMap { lines[$0.id] }
     }
 }

@@ -4,7 +4,8 @@ import Synchronization
 
 /// HTTPS fetches through libcurl. Transfers run on a `CurlDriver` (one multi handle and one
 /// thread per ca_file and proxy setting), so concurrent and consecutive fetches from the same
-/// server reuse connections and TLS sessions; task cancellation wakes the driver at once.
+/// server reuse connections and TLS sessions; task cancellation wakes the driver at once. Between
+/// the daemon's passes, no driver, handle or libcurl is left (`passEnded`).
 public struct CurlFetcher: HTTPFetching {
     public let userAgent: String
     /// How long a driver keeps its thread and idle connections after its last transfer.
@@ -16,24 +17,17 @@ public struct CurlFetcher: HTTPFetching {
 
     /// Tests choose the linger; fetchers with different lingers never share a driver.
     init(userAgent: String, linger: Duration) {
-        _ = Self.globalInit
         self.userAgent = userAgent
         self.linger = linger
     }
 
-    /// Loads libcurl (only commands that fetch pay for it and its dependencies) and runs
-    /// curl_global_init, which is not thread-safe, once, before any transfer thread exists.
-    /// Why libcurl cannot be used, or nil.
-    private static let globalInit: String? = {
-        if let failure = pk_curl_load() { return String(cString: failure) }
-        pk_curl_global_init(Int(CURL_GLOBAL_DEFAULT))
-        return nil
-    }()
-
     public func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse {
-        if let failure = Self.globalInit {
+        // Only commands that fetch load libcurl and its dependencies (and curl_global_init runs
+        // then, see CurlLoader.c); the daemon unloads them between passes (`passEnded`).
+        if let failure = CurlLibrary.use() {
             throw UpdateFailure(.networkError, "cannot load libcurl (\(failure)): install libcurl4 (7.85 or later)")
         }
+        defer { CurlLibrary.done() }
         let driver = CurlDriver.for(request, linger: linger)
         let transfer = CurlTransfer(request: request, userAgent: userAgent, driver: driver)
         let result: Result<HTTPResponse, UpdateFailure> = await withTaskCancellationHandler {
@@ -45,6 +39,14 @@ public struct CurlFetcher: HTTPFetching {
             transfer.cancel()
         }
         return try result.get()
+    }
+
+    /// Ends its drivers' threads (each after its transfers: a pass's have all ended by now), which
+    /// closes their connections and frees their handles, then unloads libcurl until the next
+    /// fetch. A one-shot command does not call it: exiting unmaps everything anyway.
+    public func passEnded() async {
+        await CurlDriver.stopAll(linger: linger)
+        CurlLibrary.unloadIfUnused()
     }
 }
 

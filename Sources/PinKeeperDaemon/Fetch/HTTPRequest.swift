@@ -83,4 +83,11 @@ enum HTTPDate {
 /// pipeline be exercised with canned responses.
 public protocol HTTPFetching: Sendable {
     func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse
+    /// The daemon's pass is over (every fetch of it has returned) and the next may be hours away:
+    /// let go of what fetching holds (threads, connections, libraries); the next fetch sets it up again.
+    func passEnded() async
+}
+
+extension HTTPFetching {
+    public func passEnded() async {}
 }

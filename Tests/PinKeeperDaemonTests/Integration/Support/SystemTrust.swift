@@ -2,6 +2,7 @@ import CCurl
 import CLibcrypto
 import Foundation
 import Glibc
+@testable import PinKeeperDaemon
 
 /// The machine's own CA directories, for tests that need a CA the system trusts and a store's
 /// `ca_file` does not. A CA is added as OpenSSL's hashed link `<subject hash>.N` for the length
@@ -11,10 +12,14 @@ enum SystemTrust {
     /// (X509_get_default_cert_dir), resolved and without duplicates (one directory on Debian).
     static let directories: [String] = {
         var found: [String] = []
-        if pk_curl_load() == nil, let easy = pk_curl_easy_init() {
-            var path: UnsafeMutablePointer<CChar>?
-            if pk_curl_get_string(easy, CURLINFO_CAPATH, &path) == CURLE_OK, let path { found.append(String(cString: path)) }
-            pk_curl_easy_cleanup(easy)
+        // A user of libcurl, like a fetch: a daemon test's pass may unload it meanwhile otherwise.
+        if CurlLibrary.use() == nil {
+            if let easy = pk_curl_easy_init() {
+                var path: UnsafeMutablePointer<CChar>?
+                if pk_curl_get_string(easy, CURLINFO_CAPATH, &path) == CURLE_OK, let path { found.append(String(cString: path)) }
+                pk_curl_easy_cleanup(easy)
+            }
+            CurlLibrary.done()
         }
         if let path = X509_get_default_cert_dir() { found.append(String(cString: path)) }
         var resolved: [String] = []

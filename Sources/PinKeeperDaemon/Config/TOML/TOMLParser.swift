@@ -63,7 +63,10 @@ struct TOMLParser {
             cursor.skipWhitespace()
             try cursor.skipComment()
             guard !cursor.atEnd else { return }
-            guard cursor.skipNewline() else { throw cursor.error("expected the end of the line") }
+            guard cursor.skipNewline() else {
+                throw cursor.error(cursor.current == 0x0D ? "a carriage return must be followed by a line feed"
+                                   : "expected the end of the line")
+            }
         }
     }
 

@@ -10,7 +10,7 @@ extension TOMLCursor {
         offset += 1
         var result: [UInt8] = []
         while true {
-            guard let byte = current, !atNewline, byte != 0x0D || peek(1) != 0x0A else {
+            guard let byte = current, !atNewline else {
                 throw error("this string has no closing quote on its line", at: start)
             }
             if byte == (basic ? UInt8(ascii: "\"") : UInt8(ascii: "'")) {

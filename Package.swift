@@ -13,7 +13,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
     ],
     targets: [
         // libcurl's headers (libcurl4-openssl-dev), and the library loaded on the first fetch (dlopen).
@@ -33,7 +32,6 @@ let package = Package(
             dependencies: [
                 "PinKeeper", "CCurl", "CLibcrypto", "CLibssl", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
             ]),
         .executableTarget(
             name: "pinkeeper",

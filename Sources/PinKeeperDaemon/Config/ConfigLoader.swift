@@ -1,6 +1,5 @@
 import Foundation
 import PinKeeper
-import TOMLKit
 
 /// Reads the main TOML file and every `stores.d/*.toml` beside it (lexical order) into a
 /// validated `Configuration`. Anything unknown or malformed is a `ConfigError`.
@@ -57,11 +56,9 @@ public enum ConfigLoader {
             throw ConfigError(file: file, reason)
         }
         do {
-            return try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ConfigError(file: file, "line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)")
+            return try TOMLParser.parse(text)
         } catch {
-            throw ConfigError(file: file, "is not valid TOML")
+            throw ConfigError(file: file, "line \(error.line), column \(error.column): \(error.reason)")
         }
     }
 

@@ -1,5 +1,4 @@
 import Glibc
-import TOMLKit
 
 /// `on_change` and `hook_timeout`, in `[defaults]` or a store.
 enum HookKeys {

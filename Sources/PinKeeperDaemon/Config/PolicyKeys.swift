@@ -1,4 +1,3 @@
-import TOMLKit
 
 /// The keys of `[defaults]`, which every store may also set for itself.
 enum PolicyKeys {

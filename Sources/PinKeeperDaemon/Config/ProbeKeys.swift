@@ -1,5 +1,4 @@
 import Foundation
-import TOMLKit
 
 /// The probe keys, which `[defaults]` and every store may set: read, checked, and combined.
 enum ProbeKeys {

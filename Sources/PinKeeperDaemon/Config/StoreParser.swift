@@ -1,6 +1,5 @@
 import Foundation
 import PinKeeper
-import TOMLKit
 
 /// Turns one `[stores.ID]` table into a `StoreConfig`, checking every key.
 struct StoreParser {

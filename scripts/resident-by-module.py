@@ -20,7 +20,7 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 SWIFT = re.compile(r"^_?\$s(?:s|(\d+)([A-Za-z_][A-Za-z0-9_]*))")
 
 
-KNOWN = re.compile(r"\d+(Foundation\w*|PinKeeper\w*|pinkeeper|TOMLKit|ArgumentParser\w*|Logging|Dispatch|Synchronization)")
+KNOWN = re.compile(r"\d+(Foundation\w*|PinKeeper\w*|pinkeeper|ArgumentParser\w*|Logging|Dispatch|Synchronization)")
 
 
 def module(name):
@@ -40,8 +40,6 @@ def module(name):
                         "icudt", "ubrk_", "utrans_", "uset_", "ustr", "utf8_", "ucal_", "uprv_", "ulist_", "ucase",
                         "uchar", "unorm", "uregex", "usearch", "ucurr", "uenum", "uhash", "umtx", "utext", "ucptrie")):
         return "ICU"
-    if name.startswith(("_ZN4toml", "_ZNK4toml", "toml")):
-        return "toml++ (TOMLKit)"
     if name.startswith(("swift", "_swift", "_ZN5swift", "_ZNK5swift", "$ss", "_ZN6__swift")):
         return "Swift runtime"
     if name.startswith(("_dispatch", "dispatch_", "_os_", "_ZN8dispatch")):

@@ -1,5 +1,4 @@
 import CCurl
-import Foundation
 import Synchronization
 
 /// Runs transfers on one libcurl multi handle, from one thread of its own, so that the stores of a
@@ -70,9 +69,7 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
             return true
         }
         guard start else { return }
-        let thread = Thread { [self] in drive() }
-        thread.name = "pinkeeper-curl"
-        thread.start()
+        BlockingWork.start(named: "pinkeeper-curl") { [self] in drive() }
     }
 
     /// Interrupts the driver's wait so it notices a cancelled transfer at once.

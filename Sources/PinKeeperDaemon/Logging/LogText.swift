@@ -28,7 +28,7 @@ public enum LogText {
     public static func quoted(_ value: String) -> String {
         let text = escaped(value)
         guard text.isEmpty || text.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        return "\"" + text.replacingEvery("\"", with: "\\\"") + "\""
     }
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {

@@ -22,8 +22,10 @@ RELEASE_FLAGS := --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker
 release: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FLAGS)
 
-# Unit and integration tests (Swift Testing), then the systemd unit, man page and alert rule checks.
+# No Foundation import in Sources/ (issue 13), unit and integration tests (Swift Testing), then the
+# systemd unit, man page and alert rule checks.
 test: deps
+	scripts/check-no-foundation.sh
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
 	scripts/check-units.sh

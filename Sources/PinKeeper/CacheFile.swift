@@ -1,9 +1,4 @@
-// FoundationEssentials where it exists: a process linking only this library loads no ICU.
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import FoundationEssentials  // not Foundation: a process linking only this library loads no ICU
 
 /// A store's published cache file: a Wultra list plus pinkeeper's metadata (PRODUCT.md §4).
 public struct CacheFile: Sendable, Equatable {

@@ -1,9 +1,4 @@
-// FoundationEssentials where it exists: a process linking only this library loads no ICU.
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import FoundationEssentials  // not Foundation: a process linking only this library loads no ICU
 import Glibc
 import Synchronization
 

@@ -1,10 +1,5 @@
 import CLibcrypto
-// FoundationEssentials where it exists: a process linking only this library loads no ICU.
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import FoundationEssentials  // not Foundation: a process linking only this library loads no ICU
 import Glibc
 
 /// An X.509 certificate as pinning sees it: its exact DER bytes, their SHA-256 (what a Wultra

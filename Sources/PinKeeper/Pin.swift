@@ -1,9 +1,4 @@
-// FoundationEssentials where it exists: a process linking only this library loads no ICU.
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import FoundationEssentials  // not Foundation: a process linking only this library loads no ICU
 
 /// One pinned certificate: the SHA-256 of a certificate's DER bytes, trusted for a common name
 /// until `expires` (Unix seconds). `depth` is the certificate's position in the chain (0 = leaf).

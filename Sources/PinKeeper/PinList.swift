@@ -1,9 +1,4 @@
-// FoundationEssentials where it exists: a process linking only this library loads no ICU.
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import FoundationEssentials  // not Foundation: a process linking only this library loads no ICU
 
 /// A Wultra fingerprint list as served by a pinning service, bundled as fallback data, or
 /// published in the cache: `{"fingerprints": [...], "domainsConfig": {...}}`.

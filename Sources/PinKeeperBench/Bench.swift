@@ -14,7 +14,8 @@
 // UpdatePass, CurlFetcher, NextUpdate); only the inputs are made outside (Python `cryptography`).
 import CLibcrypto
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import PinKeeper
 import PinKeeperDaemon
@@ -47,7 +48,7 @@ struct Arguments {
 }
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("pinkeeper-bench: \(message)\n".utf8))
+    StandardError.write("pinkeeper-bench: \(message)\n")
     exit(2)
 }
 
@@ -91,11 +92,11 @@ struct Sample {
         return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
     var min: Double { values.min() ?? .nan }
-    var text: String { String(format: "median %8.1f ms  (min %.1f, n=%d)", median, min, values.count) }
+    var text: String { cFormat("median %8.1f ms  (min %.1f, n=%ld)", median, min, values.count) }
 }
 
-func line(_ label: String, _ text: String) { print("  \(label.padding(toLength: 44, withPad: " ", startingAt: 0)) \(text)") }
-func fmt(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
+func line(_ label: String, _ text: String) { print("  \(label.padded(to: 44)) \(text)") }
+func fmt(_ value: Double, _ digits: Int = 1) -> String { cFormat("%.\(digits)f", value) }
 
 /// A fresh directory under $TMPDIR (or /tmp), removed at the end of the command.
 final class Scratch {
@@ -192,12 +193,12 @@ func staticList(_ args: Arguments) async {
     line("publish (CacheDirectory.publish, fsync)", publish.text)
     line("verify + merge + publish (incl. parse)", total.text)
     line("StoreUpdater.update, canned 200 response", e2e.text)
-    line("reference: same verifications on 1 thread", String(format: "%8.1f ms  (%.1f µs per entry)", sequential, sequential * 1000 / Double(entries)))
-    line("parallel speed-up of verification", String(format: "%8.2f×", sequential / merge.median))
+    line("reference: same verifications on 1 thread", cFormat("%8.1f ms  (%.1f µs per entry)", sequential, sequential * 1000 / Double(entries)))
+    line("parallel speed-up of verification", cFormat("%8.2f×", sequential / merge.median))
     if let rate = args.double("openssl-verify-per-sec") {
         let reference = Double(entries) / rate * 1000
-        line("openssl speed ecdsap256: \(entries) verifies", String(format: "%8.1f ms  (%.0f verify/s, 1 core)", reference, rate))
-        line("RATIO openssl / pinkeeper (goal > 1.0)", String(format: "%8.2f   (full path %.2f)", reference / total.median, reference / e2e.median))
+        line("openssl speed ecdsap256: \(entries) verifies", cFormat("%8.1f ms  (%.0f verify/s, 1 core)", reference, rate))
+        line("RATIO openssl / pinkeeper (goal > 1.0)", cFormat("%8.2f   (full path %.2f)", reference / total.median, reference / e2e.median))
     }
 }
 
@@ -255,10 +256,10 @@ func unchangedList(_ args: Arguments) async {
     line("merge (dedup, nothing to verify)", merge.text)
     line("publish", publish.text)
     line("parse + merge + publish (goal <= 50 ms)", total.text)
-    line("  of which: CacheDirectory.load (unchanged: memo)", String(format: "%8.1f ms  (best of 5)", tLoad))
-    line("            CacheFile(json:)", String(format: "%8.1f ms  (PinList(json:) alone %.1f ms)", tCacheParse, tListParse))
-    line("            CacheFile.encoded()", String(format: "%8.1f ms  (write + fsync + rename: the rest of publish)", tEncode))
-    line("            SHA-256 of the 2.2 MB body", String(format: "%8.1f ms", tDigest))
+    line("  of which: CacheDirectory.load (unchanged: memo)", cFormat("%8.1f ms  (best of 5)", tLoad))
+    line("            CacheFile(json:)", cFormat("%8.1f ms  (PinList(json:) alone %.1f ms)", tCacheParse, tListParse))
+    line("            CacheFile.encoded()", cFormat("%8.1f ms  (write + fsync + rename: the rest of publish)", tEncode))
+    line("            SHA-256 of the 2.2 MB body", cFormat("%8.1f ms", tDigest))
     line("StoreUpdater.update, 200 same bytes (goal <= 50 ms)", full200.text)
     line("StoreUpdater.update, 304 Not Modified (goal <= 50 ms)", full304.text)
 }
@@ -330,14 +331,14 @@ func manyStores(_ args: Arguments) async {
     let key = key(args.string("public-key"))
     let runs = args.int("runs", default: 5)
     let scratch = Scratch("stores")
-    let all = (0..<count).map { store(String(format: "s%03d", $0), url: "\(base)/\(String(format: "s%03d", $0))", ca: ca, key: key, mode: mode) }
+    let all = (0..<count).map { store(cFormat("s%03ld", $0), url: "\(base)/\(cFormat("s%03ld", $0))", ca: ca, key: key, mode: mode) }
     _ = await passes([all[0]], runs: 1, scratch: scratch)  // warm-up: curl_global_init, CA file, server threads
     let (one, oneCPU) = await passes([all[0]], runs: runs, scratch: scratch)
     let (hundred, hundredCPU) = await passes(all, runs: max(3, runs / 2), scratch: scratch)
     print("one update pass against the loopback fixture (\(mode.rawValue) mode, HTTPS, UpdatePass concurrency 8)")
-    line("1 store", one.text + String(format: "  pinkeeper CPU %.0f ms", oneCPU.median))
-    line("\(count) stores", hundred.text + String(format: "  pinkeeper CPU %.0f ms", hundredCPU.median))
-    line("\(count) stores / 1 store", String(format: "%8.1f×  (%.1f ms wall, %.1f ms pinkeeper CPU per store)", hundred.median / one.median,
+    line("1 store", one.text + cFormat("  pinkeeper CPU %.0f ms", oneCPU.median))
+    line("\(count) stores", hundred.text + cFormat("  pinkeeper CPU %.0f ms", hundredCPU.median))
+    line("\(count) stores / 1 store", cFormat("%8.1f×  (%.1f ms wall, %.1f ms pinkeeper CPU per store)", hundred.median / one.median,
                                                   hundred.median / Double(count), hundredCPU.median / Double(count)))
 }
 
@@ -428,9 +429,9 @@ func verifyBench(_ args: Arguments) {
     }
     print("verification of \(count) static entries")
     line("product, 1 thread (verifyEntry)", productSeq.text)
-    line("product, all cores (as PinMerger)", productPar.text + String(format: "  %.2f×", productSeq.median / productPar.median))
+    line("product, all cores (as PinMerger)", productPar.text + cFormat("  %.2f×", productSeq.median / productPar.median))
     line("variant, 1 thread (reused EVP_PKEY_CTX)", fastSeq.text)
-    line("variant, all cores", fastPar.text + String(format: "  %.2f×", fastSeq.median / fastPar.median))
+    line("variant, all cores", fastPar.text + cFormat("  %.2f×", fastSeq.median / fastPar.median))
 }
 
 // MARK: - fleet: the scheduler of 10,000 hosts started in the same second
@@ -495,9 +496,9 @@ func fleet(_ args: Arguments) {
         let all = 0..<minutes, afterStart = 1..<minutes, lastHalf = (minutes / 2)..<minutes
         let (peakAll, atAll) = r.peak(all), (peakAfter, atAfter) = r.peak(afterStart), (peakLate, atLate) = r.peak(lastHalf)
         print("  \(name): \(r.total) requests, mean \(fmt(r.mean(all))) per minute")
-        line("    peak / mean, whole run", String(format: "%8.2f  (peak %d at minute %d)", Double(peakAll) / r.mean(all), peakAll, atAll))
-        line("    peak / mean, after the start minute", String(format: "%8.2f  (peak %d at minute %d)", Double(peakAfter) / r.mean(afterStart), peakAfter, atAfter))
-        line("    peak / mean, last \(hours / 2) h (goal <= 1.5)", String(format: "%8.2f  (peak %d at minute %d)", Double(peakLate) / r.mean(lastHalf), peakLate, atLate))
+        line("    peak / mean, whole run", cFormat("%8.2f  (peak %ld at minute %ld)", Double(peakAll) / r.mean(all), peakAll, atAll))
+        line("    peak / mean, after the start minute", cFormat("%8.2f  (peak %ld at minute %ld)", Double(peakAfter) / r.mean(afterStart), peakAfter, atAfter))
+        line("    peak / mean, last \(hours / 2) h (goal <= 1.5)", cFormat("%8.2f  (peak %ld at minute %ld)", Double(peakLate) / r.mean(lastHalf), peakLate, atLate))
         var hourly: [String] = []
         for h in [1, 2, 6, 12, hours - 1] where h < hours {
             let range = (h * 60)..<((h + 1) * 60)

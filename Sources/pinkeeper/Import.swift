@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PinKeeperDaemon
 
 struct Import: AsyncParsableCommand {
@@ -27,22 +27,22 @@ struct Import: AsyncParsableCommand {
     func run() async throws {
         let configuration = try global.loadConfiguration()
         guard let config = configuration.store(store) else {
-            FileHandle.standardError.write(Data("pinkeeper: no store '\(store)' in \(global.configPath)\n".utf8))
+            StandardError.write("pinkeeper: no store '\(store)' in \(global.configPath)\n")
             throw ExitCode(64)
         }
         guard config.mode == .static else {
-            FileHandle.standardError.write(Data("""
+            StandardError.write("""
                 pinkeeper: store '\(store)' is in challenge mode and cannot import a file: only its server's signature \
                 over a fresh challenge shows a list is current (import works for mode = "static" stores)
 
-                """.utf8))
+                """)
             throw ExitCode(64)
         }
         let body: Data
         do {
             body = try OfflineList.read(file, limit: config.policy.maxResponseSize)
         } catch {
-            FileHandle.standardError.write(Data("pinkeeper: store '\(store)': \(error); nothing was imported\n".utf8))
+            StandardError.write("pinkeeper: store '\(store)': \(error); nothing was imported\n")
             throw ExitCode(1)
         }
         try global.prepareDirectories(configuration, failureStatus: 1)

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import PinKeeperDaemon
 
 /// The entry point: synchronous on purpose. An async `main` drains the main queue with
@@ -29,7 +28,7 @@ enum Main {
         do {
             try ThreadSleep.prepare()
         } catch {
-            FileHandle.standardError.write(Data("pinkeeper: \(error)\n".utf8))
+            StandardError.write("pinkeeper: \(error)\n")
             throw ExitCode(71)
         }
     }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Logging
 import PinKeeper
 import PinKeeperDaemon
@@ -29,7 +29,7 @@ struct GlobalOptions: ParsableArguments {
         do {
             return try ConfigLoader.load(path: configPath)
         } catch {
-            FileHandle.standardError.write(Data("pinkeeper: \(error)\n".utf8))
+            StandardError.write("pinkeeper: \(error)\n")
             throw ExitCode(78)
         }
     }
@@ -40,7 +40,7 @@ struct GlobalOptions: ParsableArguments {
         do {
             try DataDirectories.prepare(configuration)
         } catch {
-            FileHandle.standardError.write(Data("pinkeeper: \(error)\n".utf8))
+            StandardError.write("pinkeeper: \(error)\n")
             throw ExitCode(status)
         }
     }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import PinKeeperDaemon
 
 struct Probe: AsyncParsableCommand {
@@ -26,13 +25,13 @@ struct Probe: AsyncParsableCommand {
     func run() async throws {
         let configuration = try global.loadConfiguration()
         for id in stores where configuration.store(id) == nil {
-            FileHandle.standardError.write(Data("pinkeeper: no store '\(id)' in \(global.configPath)\n".utf8))
+            StandardError.write("pinkeeper: no store '\(id)' in \(global.configPath)\n")
             throw ExitCode(64)
         }
         let selected = (stores.isEmpty ? configuration.stores : stores.compactMap(configuration.store))
             .filter { !$0.probe.targets.isEmpty }
         guard !selected.isEmpty else {
-            FileHandle.standardError.write(Data("pinkeeper: no probe targets in \(global.configPath); list hosts with probe = [\"api.example.com\"] in a store or in [defaults]\n".utf8))
+            StandardError.write("pinkeeper: no probe targets in \(global.configPath); list hosts with probe = [\"api.example.com\"] in a store or in [defaults]\n")
             throw ExitCode(64)
         }
         let results = await ProbePass.run(selected, prober: Prober(cacheDirectory: configuration.cacheDirectory))

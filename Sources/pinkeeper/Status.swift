@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PinKeeperDaemon
 
 enum StatusFormat: String, CaseIterable, ExpressibleByArgument {
@@ -41,7 +41,7 @@ struct Status: ParsableCommand {
     func run() throws {
         let configuration = try global.loadConfiguration()
         for id in stores where configuration.store(id) == nil {
-            FileHandle.standardError.write(Data("pinkeeper: no store '\(id)' in \(global.configPath)\n".utf8))
+            StandardError.write("pinkeeper: no store '\(id)' in \(global.configPath)\n")
             throw ExitCode(64)
         }
         let report = StatusReport.collect(configuration: configuration, storeIDs: stores,

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import PinKeeperDaemon
 
 struct Update: AsyncParsableCommand {
@@ -28,7 +27,7 @@ struct Update: AsyncParsableCommand {
     func run() async throws {
         let configuration = try global.loadConfiguration()
         for id in stores where configuration.store(id) == nil {
-            FileHandle.standardError.write(Data("pinkeeper: no store '\(id)' in \(global.configPath)\n".utf8))
+            StandardError.write("pinkeeper: no store '\(id)' in \(global.configPath)\n")
             throw ExitCode(64)
         }
         if dryRun { return try await preview(configuration) }

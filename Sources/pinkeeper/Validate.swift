@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import PinKeeper
 import PinKeeperDaemon
 
@@ -129,7 +130,7 @@ struct Validate: ParsableCommand {
             print("presented by the server (not verified), in the order sent:")
             printChain(parse(handshake.presentedChain, "the server's certificate"), verified: false)
             print("untrusted: TLS verification for '\(name)' failed: \(failure); pins were not consulted")
-            Foundation.exit(1)
+            Glibc.exit(1)
         }
         // Pins are compared with the path OpenSSL verified, never with what the server sent: a
         // server may append any public certificate, which path building ignores.
@@ -178,23 +179,23 @@ struct Validate: ParsableCommand {
         switch verdict {
         case .trusted:
             print("trusted")
-            Foundation.exit(0)
+            Glibc.exit(0)
         case .untrusted:
             if let expected = reader.expectedCommonNames, !expected.contains(name) {
                 print("untrusted: '\(name)' is not among the expected_common_names of store '\(store)'")
             } else {
                 print("untrusted: store '\(store)' pins '\(name)', but not this certificate")
             }
-            Foundation.exit(1)
+            Glibc.exit(1)
         case .empty:
             print("empty: store '\(store)' has no valid pin for '\(name)'; reject, and run `pinkeeper update --store \(store)`")
-            Foundation.exit(2)
+            Glibc.exit(2)
         }
     }
 
     private func fail(_ status: Int32, _ message: String) -> Never {
-        FileHandle.standardError.write(Data("pinkeeper: \(message)\n".utf8))
-        Foundation.exit(status)
+        StandardError.write("pinkeeper: \(message)\n")
+        Glibc.exit(status)
     }
 
     // MARK: Parsing

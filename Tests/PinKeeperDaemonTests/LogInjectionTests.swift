@@ -49,6 +49,16 @@ struct LogInjectionTests {
         #expect(LogText.quoted("a=b\n") == #""a=b\n""#)
     }
 
+    /// A combining mark joins the space, quote or `=` before it into one `Character`; the scalar is
+    /// still there, so it must still quote the value and be escaped, or the value could end early
+    /// (`reason=x \u{301}forged=1` read as two keys) or carry a bare quote.
+    @Test("quoting: a space, quote or = followed by a combining mark still counts")
+    func quotingCombiningMarks() {
+        #expect(LogText.quoted("x \u{301}y") == "\"x \u{301}y\"")
+        #expect(LogText.quoted("a=\u{301}b") == "\"a=\u{301}b\"")
+        #expect(LogText.quoted("a\"\u{301}b") == "\"a\\\"\u{301}b\"")
+    }
+
     @Test("the console line for a hostile entry name is one line with the name escaped")
     func consoleLine() {
         let line = ConsoleLogHandler.line(level: .error, message: "update failed",

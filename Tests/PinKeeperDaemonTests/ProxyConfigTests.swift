@@ -69,5 +69,8 @@ struct ProxyConfigTests {
         let scrubbed = ProxySetting.http("http://alice:s3cret@p:1").scrub(
             "x alice:s3cret y bob:pw z", environment: ["https_proxy": "http://bob:pw@q:2"])
         #expect(scrubbed == "x *** y *** z")
+        // A combining mark after the password makes it part of another Character: still scrubbed.
+        let marked = ProxySetting.http("http://alice:s3cret@p:1").scrub("x alice:s3cret\u{301} y", environment: [:])
+        #expect(marked == "x ***\u{301} y")
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import PinKeeper
 
 /// Reads the main TOML file and every `stores.d/*.toml` beside it (lexical order) into a
@@ -63,10 +64,8 @@ public enum ConfigLoader {
     }
 
     static func dropInFiles(in directory: String) throws(ConfigError) -> [String] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            return []
-        }
+        var info = stat()
+        guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return [] }
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
             throw ConfigError(file: directory, "cannot be listed (check its permissions)")
         }

@@ -1,4 +1,3 @@
-import Foundation
 import PinKeeper
 
 /// The validated configuration. Immutable: a reload builds a new value and swaps it in whole.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The probe keys, which `[defaults]` and every store may set: read, checked, and combined.
 enum ProbeKeys {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How a store's fetches reach the network: the `proxy` key of `[defaults]` or a store.
 public enum ProxySetting: Sendable, Equatable {
@@ -13,7 +13,7 @@ public enum ProxySetting: Sendable, Equatable {
     /// Parses the key's value; the error text never repeats credentials.
     static func parse(_ text: String) -> Result<ProxySetting, ProxyValueError> {
         if text.isEmpty { return .success(.direct) }
-        guard let separator = text.range(of: "://") else {
+        guard let separator = text.scalarRange(of: "://") else {
             return .failure(.init("must be \"\" or an http:// URL with a port, such as \"http://proxy.example:3128\""))
         }
         let scheme = text[..<separator.lowerBound].lowercased()
@@ -48,7 +48,7 @@ public enum ProxySetting: Sendable, Equatable {
     /// `scheme://user:password@host:port/...` → `scheme://***@host:port/...`; text without
     /// credentials is returned unchanged. Works on any proxy string, also the environment's.
     public static func redact(_ proxy: String) -> String {
-        let afterScheme = proxy.range(of: "://")?.upperBound ?? proxy.startIndex
+        let afterScheme = proxy.scalarRange(of: "://")?.upperBound ?? proxy.startIndex
         let authorityEnd = proxy[afterScheme...].firstIndex(where: { "/?#".contains($0) }) ?? proxy.endIndex
         guard let at = proxy[afterScheme..<authorityEnd].lastIndex(of: "@") else { return proxy }
         return String(proxy[..<afterScheme]) + "***" + String(proxy[at...])
@@ -57,7 +57,7 @@ public enum ProxySetting: Sendable, Equatable {
     /// The credentials in a proxy string (`user:password`), so that text from libcurl can be
     /// scrubbed of them; nil when there are none.
     static func credentials(in proxy: String) -> String? {
-        let afterScheme = proxy.range(of: "://")?.upperBound ?? proxy.startIndex
+        let afterScheme = proxy.scalarRange(of: "://")?.upperBound ?? proxy.startIndex
         let authorityEnd = proxy[afterScheme...].firstIndex(where: { "/?#".contains($0) }) ?? proxy.endIndex
         guard let at = proxy[afterScheme..<authorityEnd].lastIndex(of: "@"), at > afterScheme else { return nil }
         return String(proxy[afterScheme..<at])

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PinKeeper
 
 /// Turns one `[stores.ID]` table into a `StoreConfig`, checking every key.
@@ -65,7 +65,7 @@ struct StoreParser {
 
     /// What stands between `scheme://` and the path, query or fragment: where userinfo would be.
     static func authority(of url: String) -> Substring {
-        guard let start = url.range(of: "://")?.upperBound else { return "" }
+        guard let start = url.scalarRange(of: "://")?.upperBound else { return "" }
         let rest = url[start...]
         return rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     }

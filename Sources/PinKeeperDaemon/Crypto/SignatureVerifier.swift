@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PinKeeper
 
 /// Checks Wultra signatures with a store's keys; a signature valid under any key is accepted

@@ -1,5 +1,4 @@
 import CCurl
-import Foundation
 import Synchronization
 
 /// Runs transfers on one libcurl multi handle, from one thread of its own, so that the stores of a
@@ -90,9 +89,7 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
         // holds a use, so libcurl is loaded.
         let failure = CurlLibrary.use()
         assert(failure == nil)
-        let thread = Thread { [self] in drive() }
-        thread.name = "pinkeeper-curl"
-        thread.start()
+        BlockingWork.start(named: "pinkeeper-curl") { [self] in drive() }
     }
 
     /// Asks the thread, if any, to end once it has no transfer, and waits until it has cleaned up.

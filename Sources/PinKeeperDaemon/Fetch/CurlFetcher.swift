@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// HTTPS fetches through libcurl. Transfers run on a `CurlDriver` (one multi handle and one
@@ -244,7 +244,7 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (driver-conf
         }
         guard let colon = line.firstIndex(of: ":") else { return }
         let name = line[..<colon].lowercased()
-        headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        headers[name] = line[line.index(after: colon)...].trimmingBlanks(newlines: true)
     }
 }
 

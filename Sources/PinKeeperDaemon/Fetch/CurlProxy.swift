@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// The libcurl side of `ProxySetting`: which options to set, and how to name the proxy in a
 /// failure without its credentials.
@@ -43,7 +43,7 @@ extension ProxySetting {
         if case .http(let url) = self { proxies.append(url) }
         var result = text
         for secret in proxies.compactMap(Self.credentials(in:)) {
-            result = result.replacingOccurrences(of: secret, with: "***")
+            result = result.replacingEvery(secret, with: "***")
         }
         return result
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One GET of a fingerprint list, with every limit the transfer must respect.
 public struct HTTPRequest: Sendable {
@@ -40,7 +40,7 @@ public struct HTTPResponse: Sendable {
 
     /// `Retry-After` as seconds from `now`: either delta-seconds or an HTTP date.
     public func retryAfter(now: Int64) -> Int64? {
-        guard let value = header("retry-after")?.trimmingCharacters(in: .whitespaces) else { return nil }
+        guard let value = header("retry-after")?.trimmingBlanks() else { return nil }
         if let seconds = Int64(value) { return max(0, seconds) }
         return HTTPDate.parse(value).map { max(0, $0 - now) }
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 
@@ -132,7 +133,7 @@ public final class ChangeHooks: Sendable {
 
     static func seconds(_ duration: Duration) -> String {
         let milliseconds = duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
-        return String(format: "%.3fs", Double(milliseconds) / 1_000)
+        return cFormat("%.3fs", Double(milliseconds) / 1_000)
     }
 
     static func signalName(_ signal: Int32) -> String {

@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 
 /// Readable lines on stderr: `warning: update failed store=banking result=http-error reason="…"`.
@@ -20,7 +19,7 @@ public struct ConsoleLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        FileHandle.standardError.write(Data(Self.line(level: event.level, message: "\(event.message)", metadata: merged).utf8))
+        StandardError.write(Self.line(level: event.level, message: "\(event.message)", metadata: merged))
     }
 
     /// The whole line written for one event, newline included.

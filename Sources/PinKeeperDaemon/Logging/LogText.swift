@@ -27,8 +27,8 @@ public enum LogText {
     /// it is empty or holds a space, `"` or `=`. Backslashes are already doubled, so `\"` is unambiguous.
     public static func quoted(_ value: String) -> String {
         let text = escaped(value)
-        guard text.isEmpty || text.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        guard text.isEmpty || text.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else { return text }
+        return "\"" + text.replacingEvery("\"", with: "\\\"") + "\""
     }
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {

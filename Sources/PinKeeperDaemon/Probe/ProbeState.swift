@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One store's probe results and next probe time, as the daemon keeps them so that `status`
 /// (another process) can show them and a restart neither re-logs an unchanged outcome nor

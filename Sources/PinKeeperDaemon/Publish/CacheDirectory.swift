@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import PinKeeper
 
@@ -60,10 +60,11 @@ public struct CacheDirectory: Sendable {
 
     /// `pinkeeper.format` alone, so that a newer file is recognised however else it changed.
     static func declaredFormat(_ data: Data) -> Int? {
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let metadata = object["pinkeeper"] as? [String: Any],
-              let format = metadata["format"] as? Int else { return nil }
-        return format
+        struct Envelope: Decodable {
+            struct Metadata: Decodable { var format: Int }
+            var pinkeeper: Metadata
+        }
+        return (try? JSONDecoder().decode(Envelope.self, from: data))?.pinkeeper.format
     }
 
     /// A copy for the operator, named after the corrupt version's mtime so that each version

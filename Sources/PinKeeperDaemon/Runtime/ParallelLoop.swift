@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// `DispatchQueue.concurrentPerform` on threads of its own (see `ThreadPoolExecutor` for why

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The daemon's own threads for Swift concurrency, one per active core. The default executor
 /// on Linux is libdispatch's global queues, and the first job that reaches them starts a 1 s

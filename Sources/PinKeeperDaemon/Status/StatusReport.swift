@@ -1,4 +1,3 @@
-import Foundation
 import PinKeeper
 
 /// How one store stands, read from disk alone (cache file, fallback file, state file), so that

@@ -15,7 +15,7 @@ extension StatusReport {
         var out = ""
         for row in rows {
             let cells = row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                column == row.count - 1 ? cell : cell.padded(to: widths[column])
             }
             out += cells.joined(separator: "  ") + "\n"
         }

@@ -1,5 +1,4 @@
 import CLibssl
-import Foundation
 import Glibc
 import PinKeeper
 import Synchronization

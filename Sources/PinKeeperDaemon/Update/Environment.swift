@@ -1,5 +1,5 @@
 import CLibcrypto
-import Foundation
+import FoundationEssentials
 
 /// Wall-clock time in Unix seconds; injected so the update policy is tested without waiting.
 public protocol WallClock: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PinKeeper
 
 /// The request for one store and the checks its response must pass before the body is

@@ -109,9 +109,13 @@ fi
 # ---------------------------------------------------------------- fixture service
 server_pid=
 daemon_pid=
-cleanup() {
-    [[ -n $daemon_pid ]] && kill "$daemon_pid" 2>/dev/null || true
-    [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null || true
+listener_pid=
+latency_pid=
+cleanup() {  # every helper process this script started, also when a step failed
+    local pid
+    for pid in "$daemon_pid" "$server_pid" "$listener_pid" "$latency_pid"; do
+        [[ -n $pid ]] && kill "$pid" 2>/dev/null || true
+    done
     wait 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -221,7 +225,7 @@ with open(sys.argv[2], "a", buffering=1) as log:
     awk '/^[0-9a-f]+-[0-9a-f]+ / {name = ($6 == "" ? "[anon]" : $6)} /^Rss:/ {rss[name] += $2}
          END {for (n in rss) printf "%8d  %s\n", rss[n], n}' "/proc/$daemon_pid/smaps" | sort -rn | head -12 | sed 's/^/    /'
     echo "  the binary's resident pages by module or section:"
-    python3 scripts/resident-by-module.py "$daemon_pid" | head -16 | sed 's/^/    /'
+    python3 scripts/resident-by-module.py "$daemon_pid" | sed -n '1,16s/^/    /p'
     # Wake-ups: every time a thread of the daemon is woken and goes back to sleep it makes one
     # voluntary context switch; involuntary ones are preemptions while running. Sum both over
     # every thread (/proc/PID/task/*/status) at the start and end of the window. A thread that
@@ -250,7 +254,7 @@ with open(sys.argv[2], "a", buffering=1) as log:
         while read -r tid n; do echo "    $tid $(cat "/proc/$daemon_pid/task/$tid/comm" 2>/dev/null): $n"; done
     echo "  notify messages: $(tr '\n' ' ' <"$idle/notify.log" | cut -c1-200)"
     kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
-    kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true
+    kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true; listener_pid=
 fi
 # ---------------------------------------------------------------- whole-process rows (hyperfine)
 runs=${RUNS:-10}
@@ -330,7 +334,7 @@ if want many; then
         done
         row "  $mode: $count stores x one store, pinkeeper (goal <= 2x) / Python" "$(ratio "$many_pk" "$one_pk") / $(ratio "$many_py" "$one_py")"
     done
-    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true
+    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 if want fingerprint; then

@@ -38,16 +38,21 @@ public enum OneShotUpdate {
         let now = clock.now()
         var lines: [String: Line] = [:]
         var due: [StoreConfig] = []
+        func fetchLater(_ store: StoreConfig) {
+            // The first store to fetch: libcurl loads while the others are checked and caches read.
+            if due.isEmpty { updater.fetcher.prepare() }
+            due.append(store)
+        }
         for store in selected {
             // --force updates every store, and the update reconciles under the lock: no check needed.
             guard !force else {
-                due.append(store)
+                fetchLater(store)
                 continue
             }
             // Read only: nothing is written here without the store's lock.
             let check = updater.reconcileCheck(store, now: now)
             guard !check.fetchNow, var cache = updater.loadCache(store, now: now).0 else {
-                due.append(store)
+                fetchLater(store)
                 continue
             }
             let state = updater.state.load(store: store.id)
@@ -55,7 +60,7 @@ public enum OneShotUpdate {
                 // A removed key's pins go even if the store is not due (a due one is reconciled by its update).
                 switch await updater.reconcileLocked(store, now: now) {
                 case .done(let reconciled?): cache = reconciled
-                case .done(nil), .unavailable: due.append(store); continue
+                case .done(nil), .unavailable: fetchLater(store); continue
                 case .blocked(let report): lines[store.id] = Line(report); continue
                 }
             }
@@ -66,7 +71,7 @@ public enum OneShotUpdate {
                 lines[store.id] = Line(store: store.id, result: failing ? "waiting" : "fresh", pins: pins,
                                        nextUpdate: dueAt, reason: failing ? state.lastReason : nil, failed: failing)
             } else {
-                due.append(store)
+                fetchLater(store)
             }
         }
         for report in await UpdatePass.run(due, updater: updater, concurrency: configuration.concurrency) {

@@ -48,6 +48,11 @@ public struct CurlFetcher: HTTPFetching {
         await CurlDriver.stopAll(linger: linger)
         CurlLibrary.unloadIfUnused()
     }
+
+    /// Loads libcurl in the background (`pinkeeper update`, once it knows a store will be fetched).
+    public func prepare() {
+        CurlLibrary.preload()
+    }
 }
 
 /// One transfer's curl handles and buffers. Everything but `cancelled` is touched only by the

@@ -86,8 +86,12 @@ public protocol HTTPFetching: Sendable {
     /// The daemon's pass is over (every fetch of it has returned) and the next may be hours away:
     /// let go of what fetching holds (threads, connections, libraries); the next fetch sets it up again.
     func passEnded() async
+    /// Fetches will follow: start setting up what the first one would wait for, in parallel with
+    /// the caller's other work. Optional: a fetch sets up whatever is missing itself.
+    func prepare()
 }
 
 extension HTTPFetching {
     public func passEnded() async {}
+    public func prepare() {}
 }

@@ -47,7 +47,10 @@ const char *pk_curl_load(void) {
         // RTLD_LAZY: each library binds as it was built to (as when it was linked at start);
         // RTLD_NOW would resolve every symbol of its ~30 dependencies before the first transfer.
         library = dlopen(PK_CURL_SONAME, RTLD_LAZY | RTLD_LOCAL);
-        if (library == NULL) failure = fail(dlerror() != NULL ? dlerror() : "dlopen failed");
+        if (library == NULL) {
+            const char *reason = dlerror();  // once: the call clears it
+            failure = fail(reason != NULL ? reason : "dlopen failed");
+        }
 #define PK_RESOLVE(name) \
         if (failure == NULL && (p_##name = (__typeof__(&name))dlsym(library, #name)) == NULL) { \
             snprintf(failure_text, sizeof failure_text, "%s has no %s", PK_CURL_SONAME, #name); \

@@ -9,10 +9,12 @@ import Testing
 /// as it knows a store will be fetched, and never when nothing is fetched.
 @Suite("Update prepares its fetcher")
 struct UpdatePrepareTests {
-    /// Records `prepare` and each fetch, in order; every fetch fails (only the calls matter).
+    /// Records `prepare`, each fetch and `preparationFinished`, in order; every fetch fails (only
+    /// the calls matter).
     final class RecordingFetcher: HTTPFetching {
         let events = Mutex<[String]>([])
         func prepare() { events.withLock { $0.append("prepare") } }
+        func preparationFinished() async { events.withLock { $0.append("finished") } }
         func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse {
             events.withLock { $0.append("fetch") }
             throw UpdateFailure(.networkError, "recorded, not fetched")
@@ -45,14 +47,30 @@ struct UpdatePrepareTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let (lines, events) = try await Self.run(stores: try Self.stores(3), force: true, root: root)
         #expect(lines.count == 3)
-        #expect(events == ["prepare", "fetch", "fetch", "fetch"])
+        #expect(events == ["prepare", "fetch", "fetch", "fetch", "finished"])
     }
 
     @Test func dueStoresWithoutForcePrepareOnce() async throws {
         let root = TestEnvironment.temporaryDirectory("prepare")
         defer { try? FileManager.default.removeItem(at: root) }
         let (_, events) = try await Self.run(stores: try Self.stores(2), force: false, root: root)  // no cache: both due
-        #expect(events == ["prepare", "fetch", "fetch"])
+        #expect(events == ["prepare", "fetch", "fetch", "finished"])
+    }
+
+    /// A due store that fails before its fetch (here: its lock cannot be taken) must not let the
+    /// process exit while the preparation is still running: exiting during libcurl's background
+    /// initialisation crashed `pinkeeper update`.
+    @Test func aStoreFailingBeforeItsFetchStillWaitsForThePreparation() async throws {
+        let root = TestEnvironment.temporaryDirectory("prepare")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let store = try Self.stores(1)[0]
+        let (lines, events) = try await Self.run(stores: [store], force: true, root: root) { _ in
+            // A directory where the lock file should be: opening it fails.
+            try FileManager.default.createDirectory(atPath: root.appendingPathComponent("state/\(store.id).lock").path,
+                                                    withIntermediateDirectories: true)
+        }
+        #expect(lines.count == 1 && lines[0].failed)
+        #expect(events == ["prepare", "finished"])
     }
 
     @Test func nothingDueNothingPrepared() async throws {

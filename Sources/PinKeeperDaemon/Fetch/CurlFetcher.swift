@@ -53,6 +53,10 @@ public struct CurlFetcher: HTTPFetching {
     public func prepare() {
         CurlLibrary.preload()
     }
+
+    public func preparationFinished() async {
+        await CurlLibrary.awaitPreload()
+    }
 }
 
 /// One transfer's curl handles and buffers. Everything but `cancelled` is touched only by the

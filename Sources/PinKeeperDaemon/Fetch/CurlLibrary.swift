@@ -19,11 +19,44 @@ enum CurlLibrary {
 
     /// Loads libcurl on a thread of its own, so that its ~30 libraries are mapped and relocated
     /// while the caller reads caches (about 6 ms of a 35 ms `pinkeeper update`). A fetch that
-    /// comes first waits on the same lock; a failure is left for the fetch to report.
+    /// comes first waits on the same lock; a failure is left for the fetch to report, and so is
+    /// a thread that cannot be started. The caller must `awaitPreload` before the process exits:
+    /// exiting while the thread is in curl_global_init (OpenSSL's initialisation) crashes it.
     static func preload() {
-        BlockingWork.start(named: "pinkeeper-curl") {
+        preloads.withLock { $0.running += 1 }
+        let started = BlockingWork.startIfPossible(named: "pinkeeper-curl") {
             if use() == nil { done() }
+            preloaded()
         }
+        if !started { preloaded() }
+    }
+
+    /// Returns once no `preload` is running.
+    static func awaitPreload() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let running = preloads.withLock { state -> Bool in
+                guard state.running > 0 else { return false }
+                state.waiters.append(continuation)
+                return true
+            }
+            if !running { continuation.resume() }
+        }
+    }
+
+    private struct Preloads: ~Copyable {
+        var running = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private static let preloads = Mutex(Preloads())
+
+    private static func preloaded() {
+        let waiters = preloads.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Ends one `use`.

@@ -89,9 +89,12 @@ public protocol HTTPFetching: Sendable {
     /// Fetches will follow: start setting up what the first one would wait for, in parallel with
     /// the caller's other work. Optional: a fetch sets up whatever is missing itself.
     func prepare()
+    /// Returns once what `prepare` started has finished; call it before the process exits.
+    func preparationFinished() async
 }
 
 extension HTTPFetching {
     public func passEnded() async {}
     public func prepare() {}
+    public func preparationFinished() async {}
 }

@@ -25,6 +25,12 @@ enum BlockingWork {
         }
     }
 
+    /// Starts `work` on a new detached thread if one can be made; false (and nothing run) if not,
+    /// for work that is only an optimisation.
+    static func startIfPossible(named name: String, _ work: @escaping @Sendable () -> Void) -> Bool {
+        spawn(Work(name: name, body: work)) == 0
+    }
+
     private final class Work: Sendable {
         let name: String
         let body: @Sendable () -> Void

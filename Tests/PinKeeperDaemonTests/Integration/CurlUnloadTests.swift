@@ -142,4 +142,16 @@ struct CurlUnloadTests {
             }
         }
     }
+
+    @Test("preload maps libcurl on a thread of its own, and awaitPreload returns once it has")
+    func preloadThenAwait() async {
+        await #expect(processExitsWith: .success) {
+            precondition(CurlUnloadTests.mapsCurl(getpid()) == false, "libcurl mapped before the preload")
+            CurlLibrary.preload()
+            await CurlLibrary.awaitPreload()
+            precondition(CurlUnloadTests.mapsCurl(getpid()) == true, "awaitPreload returned before libcurl was loaded")
+            await CurlLibrary.awaitPreload()  // none running: returns at once
+            precondition(CurlLibrary.unloadIfUnused() == nil, "the preload kept a use")
+        }
+    }
 }

@@ -72,5 +72,10 @@ struct ProxyConfigTests {
         // A combining mark after the password makes it part of another Character: still scrubbed.
         let marked = ProxySetting.http("http://alice:s3cret@p:1").scrub("x alice:s3cret\u{301} y", environment: [:])
         #expect(marked == "x ***\u{301} y")
+        // The same mark on the "@" itself: the userinfo is still found (libcurl splits by bytes).
+        let combined = "http://alice:s3cret@\u{301}proxy.example:3128"
+        #expect(ProxySetting.redact(combined) == "http://***@\u{301}proxy.example:3128")
+        #expect(ProxySetting.credentials(in: combined) == "alice:s3cret")
+        #expect(!ProxySetting.http(combined).redacted.contains("s3cret"))
     }
 }

@@ -48,19 +48,27 @@ public enum ProxySetting: Sendable, Equatable {
     /// `scheme://user:password@host:port/...` → `scheme://***@host:port/...`; text without
     /// credentials is returned unchanged. Works on any proxy string, also the environment's.
     public static func redact(_ proxy: String) -> String {
-        let afterScheme = proxy.scalarRange(of: "://")?.upperBound ?? proxy.startIndex
-        let authorityEnd = proxy[afterScheme...].firstIndex(where: { "/?#".contains($0) }) ?? proxy.endIndex
-        guard let at = proxy[afterScheme..<authorityEnd].lastIndex(of: "@") else { return proxy }
-        return String(proxy[..<afterScheme]) + "***" + String(proxy[at...])
+        guard let (afterScheme, at) = userinfo(in: proxy) else { return proxy }
+        let scalars = proxy.unicodeScalars
+        return String(scalars[..<afterScheme]) + "***" + String(scalars[at...])
     }
 
     /// The credentials in a proxy string (`user:password`), so that text from libcurl can be
     /// scrubbed of them; nil when there are none.
     static func credentials(in proxy: String) -> String? {
-        let afterScheme = proxy.scalarRange(of: "://")?.upperBound ?? proxy.startIndex
-        let authorityEnd = proxy[afterScheme...].firstIndex(where: { "/?#".contains($0) }) ?? proxy.endIndex
-        guard let at = proxy[afterScheme..<authorityEnd].lastIndex(of: "@"), at > afterScheme else { return nil }
-        return String(proxy[afterScheme..<at])
+        guard let (afterScheme, at) = userinfo(in: proxy), at > afterScheme else { return nil }
+        return String(proxy.unicodeScalars[afterScheme..<at])
+    }
+
+    /// Where the userinfo starts (after `scheme://`, or at the start) and its `@`, found by Unicode
+    /// scalars: a `@` followed by a combining mark is not a Character of its own, but libcurl
+    /// still splits there.
+    private static func userinfo(in proxy: String) -> (start: String.Index, at: String.Index)? {
+        let scalars = proxy.unicodeScalars
+        let afterScheme = proxy.scalarRange(of: "://")?.upperBound ?? scalars.startIndex
+        let authorityEnd = scalars[afterScheme...].firstIndex(where: { "/?#".unicodeScalars.contains($0) }) ?? scalars.endIndex
+        guard let at = scalars[afterScheme..<authorityEnd].lastIndex(of: "@") else { return nil }
+        return (afterScheme, at)
     }
 }
 

@@ -178,7 +178,7 @@ import Testing
         let depth = TOMLParser.deepestNesting
         _ = try Self.read("a = " + String(repeating: "[", count: depth) + String(repeating: "]", count: depth))
         let error = try #require(Self.failure("a = " + String(repeating: "[", count: 100_000)))
-        #expect(error.reason.contains("nest deeper"))
+        #expect(error.reason.contains("levels deep"))
         #expect(Self.failure("a = " + String(repeating: "{b = ", count: depth + 1)) != nil)
     }
 

@@ -165,12 +165,20 @@ import Testing
         #expect(throws: TOMLError.self) { try TOMLParser.parse("a = 1\n\u{FEFF}b = 2") }
     }
 
+    @Test("a byte order mark does not count as a column")
+    func columnsAfterByteOrderMark() throws {
+        let error = try #require(throws: TOMLError.self) {
+            try TOMLParser.parse(bytes: [0xEF, 0xBB, 0xBF] + Array("a = x".utf8))
+        }
+        #expect(error.line == 1 && error.column == 5, "\(error)")
+    }
+
     @Test("nesting deeper than the limit is an error, not a stack overflow")
     func deepNesting() throws {
         let depth = TOMLParser.deepestNesting
         _ = try Self.read("a = " + String(repeating: "[", count: depth) + String(repeating: "]", count: depth))
         let error = try #require(Self.failure("a = " + String(repeating: "[", count: 100_000)))
-        #expect(error.reason.contains("nest deeper"))
+        #expect(error.reason.contains("levels deep"))
         #expect(Self.failure("a = " + String(repeating: "{b = ", count: depth + 1)) != nil)
     }
 

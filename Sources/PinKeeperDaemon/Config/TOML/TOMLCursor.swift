@@ -66,8 +66,10 @@ struct TOMLCursor {
     /// The error at `position` (default: here), with its 1-based line and column in characters.
     func error(_ reason: String, at position: Int? = nil) -> TOMLError {
         let end = min(position ?? offset, bytes.count)
+        // A byte order mark is skipped as no content, so it is no column either.
+        let first = end >= 3 && bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         var line = 1, column = 1
-        for byte in bytes[..<end] {
+        for byte in bytes[first..<end] {
             if byte == 0x0A {
                 line += 1
                 column = 1

@@ -2,12 +2,15 @@
 /// comments), keys and values. Lexical pieces live in `TOMLCursor`'s extensions, table rules
 /// in `TOMLTableNode`.
 struct TOMLParser {
-    /// Arrays and inline tables nest at most this deep: the reader recurses, and a hostile
-    /// file must not exhaust a thread's stack.
+    /// Tables and arrays nest at most this deep, counted from the root over header parts,
+    /// dotted key parts, arrays of tables, arrays and inline tables alike: the reader recurses
+    /// (parsing values, finishing tables, releasing them), and a hostile file must not
+    /// exhaust a thread's stack.
     static let deepestNesting = 100
+    static let tooDeep = "tables and arrays nest more than \(deepestNesting) levels deep"
 
     private var cursor: TOMLCursor
-    private let root = TOMLTableNode(.header)
+    private let root = TOMLTableNode(.header, depth: 0)
     private var table: TOMLTableNode
     /// Counts the headers read so far: dotted keys may extend a table only in its own section.
     private var section = 0
@@ -50,7 +53,7 @@ struct TOMLParser {
                 try header()
             } else if Self.isBareKeyByte(byte) || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
                 let start = cursor.offset
-                let (path, value) = try keyValue(depth: 0)
+                let (path, value) = try keyValue(in: table.depth)
                 do {
                     try table.assign(path, value, section: section)
                 } catch {
@@ -75,7 +78,7 @@ struct TOMLParser {
         let isArray = cursor.starts(with: "[[")
         cursor.offset += isArray ? 2 : 1
         cursor.skipWhitespace()
-        let path = try key()
+        let path = try key(in: 0)
         guard cursor.starts(with: isArray ? "]]" : "]") else {
             throw cursor.error(isArray ? "expected ]] to close the array of tables header" : "expected ] to close the table header")
         }
@@ -90,13 +93,18 @@ struct TOMLParser {
 
     // MARK: Keys
 
-    /// A bare, quoted or dotted key, and the whitespace after it.
-    private mutating func key() throws(TOMLError) -> [String] {
+    /// A bare, quoted or dotted key, and the whitespace after it. Each part followed by a dot
+    /// names a table one level below the last, starting below a table at `depth`: a key too
+    /// deep is refused at the part that goes too deep, before the rest of it is read.
+    private mutating func key(in depth: Int) throws(TOMLError) -> [String] {
+        var start = cursor.offset
         var path = [try keyPart()]
         cursor.skipWhitespace()
         while cursor.current == UInt8(ascii: ".") {
+            guard depth + path.count <= Self.deepestNesting else { throw cursor.error(Self.tooDeep, at: start) }
             cursor.offset += 1
             cursor.skipWhitespace()
+            start = cursor.offset
             path.append(try keyPart())
             cursor.skipWhitespace()
         }
@@ -116,12 +124,13 @@ struct TOMLParser {
         }
     }
 
-    private mutating func keyValue(depth: Int) throws(TOMLError) -> ([String], TOMLValue) {
-        let path = try key()
+    /// `key = value` in a table at `depth`: the value is as deep as the key's last table.
+    private mutating func keyValue(in depth: Int) throws(TOMLError) -> ([String], TOMLValue) {
+        let path = try key(in: depth)
         guard cursor.current == UInt8(ascii: "=") else { throw cursor.error("expected = after the key") }
         cursor.offset += 1
         cursor.skipWhitespace()
-        return (path, try value(depth: depth))
+        return (path, try value(depth: depth + path.count - 1))
     }
 
     // MARK: Values
@@ -154,7 +163,7 @@ struct TOMLParser {
 
     private mutating func nest(_ depth: Int) throws(TOMLError) {
         guard depth <= Self.deepestNesting else {
-            throw cursor.error("arrays and inline tables nest deeper than \(Self.deepestNesting) levels")
+            throw cursor.error(Self.tooDeep)
         }
     }
 
@@ -183,7 +192,7 @@ struct TOMLParser {
     private mutating func inlineTable(depth: Int) throws(TOMLError) -> TOMLValue {
         try nest(depth)
         cursor.offset += 1
-        let node = TOMLTableNode(.header)
+        let node = TOMLTableNode(.header, depth: depth)
         cursor.skipWhitespace()
         if cursor.current == UInt8(ascii: "}") {
             cursor.offset += 1
@@ -194,7 +203,7 @@ struct TOMLParser {
             if cursor.current == UInt8(ascii: "}") { throw cursor.error("an inline table takes no comma after its last value") }
             if cursor.atNewline { throw cursor.error("an inline table must be written on one line") }
             let start = cursor.offset
-            let (path, value) = try keyValue(depth: depth)
+            let (path, value) = try keyValue(in: depth)
             do {
                 try node.assign(path, value, section: 0)
             } catch {

@@ -15,13 +15,20 @@ final class TOMLTableNode {
     enum Entry {
         case value(TOMLValue)
         case table(TOMLTableNode)
-        case tableArray([TOMLTableNode])
+        case tableArray(TOMLTableArray)
     }
 
     var origin: Origin
     var entries: [TOMLKey: Entry] = [:]
+    /// Tables and arrays between the root (0) and this table, itself included. Bounded by
+    /// `TOMLParser.deepestNesting`, which bounds every recursion over the tree: `finished`,
+    /// the values it builds, and the release of both.
+    let depth: Int
 
-    init(_ origin: Origin) { self.origin = origin }
+    init(_ origin: Origin, depth: Int) {
+        self.origin = origin
+        self.depth = depth
+    }
 
     var finished: TOMLTable {
         var table = TOMLTable()
@@ -29,20 +36,28 @@ final class TOMLTableNode {
             switch entry {
             case .value(let value): table[key.text] = value
             case .table(let node): table[key.text] = .table(node.finished)
-            case .tableArray(let nodes): table[key.text] = .array(nodes.map { .table($0.finished) })
+            case .tableArray(let array): table[key.text] = .array(array.elements.map { .table($0.finished) })
             }
         }
         return table
+    }
+
+    /// A new table `levels` below this one (2 for an element of an array of tables, as the
+    /// array is a level too); refused beyond the nesting limit before anything deeper exists.
+    private func child(_ origin: Origin, levels: Int = 1) throws(TOMLRuleError) -> TOMLTableNode {
+        guard depth + levels <= TOMLParser.deepestNesting else { throw TOMLRuleError(TOMLParser.tooDeep) }
+        return TOMLTableNode(origin, depth: depth + levels)
     }
 
     /// `a.b.c = value` in this table, read in `section`.
     func assign(_ path: [String], _ value: TOMLValue, section: Int) throws(TOMLRuleError) {
         var node = self
         for (index, part) in path.dropLast().enumerated() {
-            let name = TOMLTableNode.describe(path[...index])
+            // Only for a message: describing the path on every step would make a long key quadratic.
+            var name: String { TOMLTableNode.describe(path[...index]) }
             switch node.entries[TOMLKey(part)] {
             case nil:
-                let child = TOMLTableNode(.dotted(section: section))
+                let child = try node.child(.dotted(section: section))
                 node.entries[TOMLKey(part)] = .table(child)
                 node = child
             case .table(let child):
@@ -73,11 +88,11 @@ final class TOMLTableNode {
         for (index, part) in path.dropLast().enumerated() {
             switch node.entries[TOMLKey(part)] {
             case nil:
-                let child = TOMLTableNode(.implicit)
+                let child = try node.child(.implicit)
                 node.entries[TOMLKey(part)] = .table(child)
                 node = child
             case .table(let child): node = child
-            case .tableArray(let nodes): node = nodes[nodes.count - 1]
+            case .tableArray(let array): node = array.elements[array.elements.count - 1]
             case .value(let existing): throw TOMLRuleError(TOMLTableNode.complete(TOMLTableNode.describe(path[...index]), existing))
             }
         }
@@ -87,10 +102,11 @@ final class TOMLTableNode {
     /// `[path]`: the table it defines.
     func defineTable(_ path: [String]) throws(TOMLRuleError) -> TOMLTableNode {
         let parent = try parent(of: path)
-        let key = TOMLKey(path[path.count - 1]), name = TOMLTableNode.describe(path[...])
+        let key = TOMLKey(path[path.count - 1])
+        var name: String { TOMLTableNode.describe(path[...]) }
         switch parent.entries[key] {
         case nil:
-            let child = TOMLTableNode(.header)
+            let child = try parent.child(.header)
             parent.entries[key] = .table(child)
             return child
         case .table(let child):
@@ -109,11 +125,12 @@ final class TOMLTableNode {
     /// `[[path]]`: the new element it appends.
     func appendTable(_ path: [String]) throws(TOMLRuleError) -> TOMLTableNode {
         let parent = try parent(of: path)
-        let key = TOMLKey(path[path.count - 1]), name = TOMLTableNode.describe(path[...])
-        let element = TOMLTableNode(.header)
+        let key = TOMLKey(path[path.count - 1])
+        var name: String { TOMLTableNode.describe(path[...]) }
+        let element = try parent.child(.header, levels: 2)
         switch parent.entries[key] {
-        case nil: parent.entries[key] = .tableArray([element])
-        case .tableArray(let nodes): parent.entries[key] = .tableArray(nodes + [element])
+        case nil: parent.entries[key] = .tableArray(TOMLTableArray(element))
+        case .tableArray(let array): array.elements.append(element)
         case .table: throw TOMLRuleError("\(name) is already a table, not an array of tables")
         case .value(let existing): throw TOMLRuleError(TOMLTableNode.complete(name, existing))
         }
@@ -145,4 +162,12 @@ final class TOMLTableNode {
             return quoted + "\""
         }.joined(separator: ".")
     }
+}
+
+/// The elements of `[[name]]`, shared by reference so that each header appends in place
+/// (an array inside the enum would be copied whole on every header, quadratic in their number).
+final class TOMLTableArray {
+    var elements: [TOMLTableNode]
+
+    init(_ first: TOMLTableNode) { elements = [first] }
 }

@@ -16,7 +16,7 @@ struct FoundationFreeTests {
     @Test("cFormat gives String(format:)'s digits and rounding", arguments: ["%.3fs", "%.1f", "%.0f", "%.2f", "%8.1f", "%8.2f"])
     func cFormatMatches(_ format: String) {
         var values = Self.numbers
-        var generator = SeededGenerator(seed: 13)
+        var generator = SplitMix64(seed: 13)
         values += (0..<2_000).map { _ in Double.random(in: -1e6...1e6, using: &generator) }
         values += (0..<2_000).map { _ in Double(Int.random(in: -100_000...100_000, using: &generator)) / 1_000 }
         values += (0..<2_000).map { _ in Double(Int.random(in: -100_000...100_000, using: &generator)) / 20 }
@@ -101,18 +101,5 @@ struct FoundationFreeTests {
         let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         let expected = (object?["pinkeeper"] as? [String: Any])?["format"] as? Int
         #expect(CacheDirectory.declaredFormat(data) == expected)
-    }
-}
-
-/// Reproducible pseudo-random numbers (SplitMix64), so a failure names a value that fails again.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -52,7 +52,8 @@ struct HookProcessTests {
         let outcome = run("sleep 300 & echo $!; sleep 300", timeout: .milliseconds(400))
         #expect(outcome.timedOut && !outcome.succeeded)
         #expect(outcome.end == .signalled(SIGTERM))
-        #expect(ContinuousClock.now - started < .seconds(3))
+        // Far below the hook's 300 s, and loose enough for a suite that loads both cores.
+        #expect(ContinuousClock.now - started < .seconds(20))
         let child = try #require(pid_t(outcome.stdout.text.trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(Self.isGone(child), "the background child \(child) still runs")
     }
@@ -64,7 +65,7 @@ struct HookProcessTests {
         let took = ContinuousClock.now - started
         #expect(outcome.timedOut)
         #expect(outcome.end == .signalled(SIGKILL))
-        #expect(took >= .milliseconds(600) && took < .seconds(3), "\(took)")
+        #expect(took >= .milliseconds(600) && took < .seconds(20), "\(took)")
     }
 
     @Test("output beyond the limit is read and counted, never blocking the hook")
@@ -111,7 +112,9 @@ struct ChangeHooksStopTests {
         try await Task.sleep(for: .milliseconds(200))
         let started = ContinuousClock.now
         await hooks.stop()
-        #expect(ContinuousClock.now - started < .seconds(3))
+        // Far below the hook's 600 s timeout and 300 s sleep; loose enough for a loaded suite
+        // (the full suite on two cores has taken 4.9 s here).
+        #expect(ContinuousClock.now - started < .seconds(20))
         hooks.pinsChanged(store, cacheFile: "/nonexistent/a.json", pins: 3)  // ignored now
         try await Task.sleep(for: .milliseconds(200))
         let ends = log.all.filter { $0.message.hasPrefix("change hook") }

@@ -125,6 +125,8 @@ struct ConnectionReuseTests {
         } else {
             Issue.record("the cancelled fetch succeeded")
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // The slow route holds its answer 30 s: anything well below shows the cancellation was
+        // acted on (a loaded suite has taken 9.4 s here).
+        #expect(ContinuousClock.now - started < .seconds(20))
     }
 }

@@ -28,7 +28,7 @@ static char failure_text[512];
 // Easy, multi and share handles alive: libcurl's code and data stay mapped while one exists.
 static atomic_long live_handles;
 
-// Every pointer back to NULL: a call after pk_curl_unload aborts in `resolved` with the function's
+// Every pointer back to NULL: a call after pk_curl_unload aborts in `unloaded` with the function's
 // name instead of jumping into code that is no longer mapped.
 static void forget_functions(void) {
 #define PK_FORGET(name) p_##name = NULL;

@@ -27,7 +27,7 @@ daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/C
         Sources/PinKeeperDaemon/Update/UpdateResult.swift Sources/PinKeeperDaemon/Update/Environment.swift
         Sources/PinKeeperDaemon/Fetch/HTTPRequest.swift Sources/PinKeeperDaemon/Config/Configuration.swift
         Sources/PinKeeperDaemon/Config/ProxySetting.swift Sources/PinKeeperDaemon/Config/ProbeSettings.swift
-        Sources/PinKeeperDaemon/TLS/TLSConnect.swift Sources/PinKeeperDaemon/Publish/BlockingWork.swift
+        Sources/PinKeeperDaemon/TLS/TLSConnect.swift Sources/PinKeeperDaemon/Runtime/BlockingWork.swift
         Sources/PinKeeperDaemon/Publish/StoreState.swift Sources/PinKeeperDaemon/Publish/AtomicWriter.swift
         Sources/PinKeeperDaemon/Publish/FileSystem.swift Sources/PinKeeperDaemon/Publish/CacheDirectory.swift
         Sources/PinKeeperDaemon/Publish/FileMemo.swift Sources/PinKeeperDaemon/Runtime/ParallelLoop.swift

@@ -4,7 +4,8 @@ import Synchronization
 
 /// Answers "may I trust this TLS peer?" for a long-running process, from one store's published
 /// cache file (`<cache_directory>/<store>.json`) plus the store's fallback pins, with Wultra's
-/// semantics (PROTOCOL.md §5).
+/// semantics (PROTOCOL.md §5) and pinkeeper's rule that the host the client verified decides
+/// (§5.1): each question names that host, and the leaf's common name when the chain is known.
 ///
 /// Every question first `stat`s the cache file; the file is read and parsed again only when its
 /// device, inode, size or modification time changed (the daemon replaces it atomically, so a
@@ -15,7 +16,7 @@ import Synchronization
 ///
 /// ```swift
 /// let pins = try CacheReader(store: "banking", expectedCommonNames: ["api.example.com"])
-/// switch pins.verdict(commonName: "api.example.com", certificateDER: leafDER) {
+/// switch pins.verdict(host: "api.example.com", verifiedChain: chain) {   // the chain TLS verified
 /// case .trusted: proceed()
 /// case .untrusted, .empty: rejectHandshake()   // `empty`: the store needs an update
 /// }
@@ -35,42 +36,54 @@ public final class CacheReader: Sendable {
 
     private let loaded: Mutex<Loaded>
 
+    /// What each version of the file may contribute, decided once per version (nil: all of it).
+    private let usable: (@Sendable (CacheFile) -> CacheFile)?
+
     /// Opens a cache file. A missing file is not an error (the daemon may not have published
     /// yet: every answer is then `empty` unless fallback pins exist); an unreadable or invalid
-    /// one is.
-    public init(path: String, store: String? = nil, fallbackPins: [Pin] = [],
-                expectedCommonNames: [String]? = nil) throws(CacheReaderError) {
+    /// one is. `usable`, when given, narrows each version read before it answers anything (the
+    /// daemon's own commands drop the pins of keys no longer configured, as its next update will).
+    public init(path: String, store: String? = nil, fallbackPins: [Pin] = [], expectedCommonNames: [String]? = nil,
+                usable: (@Sendable (CacheFile) -> CacheFile)? = nil) throws(CacheReaderError) {
         self.path = path
         self.store = store
         self.expectedCommonNames = expectedCommonNames
         self.fallbackPins = fallbackPins
+        self.usable = usable
         let first = Loaded.initial(fallback: fallbackPins).refreshed(identity: FileIdentity.of(path), path: path,
-                                                                     store: store, fallback: fallbackPins)
+                                                                     store: store, fallback: fallbackPins, usable: usable)
         if let problem = first.problem { throw problem }
         self.loaded = Mutex(first)
     }
 
     /// Opens `<cacheDirectory>/<store>.json`, with the pins of the store's `fallback_file`.
     public convenience init(store: String, cacheDirectory: String = CacheReader.defaultCacheDirectory,
-                            fallbackFile: String? = nil, expectedCommonNames: [String]? = nil) throws(CacheReaderError) {
+                            fallbackFile: String? = nil, expectedCommonNames: [String]? = nil,
+                            usable: (@Sendable (CacheFile) -> CacheFile)? = nil) throws(CacheReaderError) {
         let fallback = try fallbackFile.map { (file) throws(CacheReaderError) in try Self.readFallback(path: file) } ?? []
         try self.init(path: "\(cacheDirectory)/\(store).json", store: store, fallbackPins: fallback,
-                      expectedCommonNames: expectedCommonNames)
+                      expectedCommonNames: expectedCommonNames, usable: usable)
     }
 
     // MARK: Questions
+    //
+    // Every question names the host the client connected to and had its TLS stack verify the
+    // certificate for (never a name taken from the certificate alone), and, when a chain is
+    // known, the leaf's common name: PROTOCOL.md §5.1, "the host decides".
 
     /// Checks one certificate fingerprint (raw SHA-256 of its DER) at `depth` of the verified
     /// chain (0 = leaf, 1 = its issuer, …).
-    public func verdict(commonName: String, fingerprint: [UInt8], depth: Int = 0,
+    public func verdict(host: String, commonName: String? = nil, fingerprint: [UInt8], depth: Int = 0,
                         now: Int64 = CacheReader.now()) -> Verdict {
-        current().validator(for: commonName, expected: expectedCommonNames)
-            .validate(commonName: commonName, fingerprint: fingerprint, depth: depth, now: now)
+        let names = PeerNames(host: host, commonName: commonName)
+        return current().validator(for: names, expected: expectedCommonNames)
+            .validate(names, fingerprint: fingerprint, depth: depth, now: now)
     }
 
-    /// Checks a leaf certificate given as DER bytes.
-    public func verdict(commonName: String, certificateDER: [UInt8], now: Int64 = CacheReader.now()) -> Verdict {
-        verdict(commonName: commonName, fingerprint: SHA256.digest(certificateDER), depth: 0, now: now)
+    /// Checks a leaf certificate given as DER bytes (pass its common name when you have it).
+    public func verdict(host: String, commonName: String? = nil, certificateDER: [UInt8],
+                        now: Int64 = CacheReader.now()) -> Verdict {
+        verdict(host: host, commonName: commonName, fingerprint: SHA256.digest(certificateDER), depth: 0, now: now)
     }
 
     /// Checks the *verified* chain of DER certificates, leaf first: the path the TLS stack built
@@ -78,22 +91,25 @@ public final class CacheReader: Sendable {
     /// pass the certificates the server sent (`SSL_get_peer_cert_chain`): a server may append
     /// any public certificate, even a pinned one, which path building ignores. Each pin is
     /// compared with the certificate at its depth; pins deeper than the chain are skipped.
-    public func verdict(commonName: String, verifiedChain: [[UInt8]], now: Int64 = CacheReader.now()) -> Verdict {
-        current().validator(for: commonName, expected: expectedCommonNames)
-            .validate(commonName: commonName, verifiedChain: verifiedChain, now: now)
+    /// `commonName` is the leaf's (most specific) CN.
+    public func verdict(host: String, commonName: String? = nil, verifiedChain: [[UInt8]],
+                        now: Int64 = CacheReader.now()) -> Verdict {
+        let names = PeerNames(host: host, commonName: commonName)
+        return current().validator(for: names, expected: expectedCommonNames)
+            .validate(names, verifiedChain: verifiedChain, now: now)
     }
 
-    /// Checks the parsed *verified* chain, leaf first, for `commonName` (see `verdict(commonName:verifiedChain:now:)`
-    /// for the DER form: never the certificates the server sent).
-    public func verdict(commonName: String, verifiedChain: [Certificate], now: Int64 = CacheReader.now()) -> Verdict {
-        verdict(commonName: commonName, verifiedChain: verifiedChain.map(\.der), now: now)
+    /// Checks the parsed *verified* chain, leaf first, for `host`; the leaf's own common name is
+    /// consulted too (see `verdict(host:commonName:verifiedChain:now:)`: never the certificates
+    /// the server merely sent).
+    public func verdict(host: String, verifiedChain: [Certificate], now: Int64 = CacheReader.now()) -> Verdict {
+        verdict(host: host, commonName: verifiedChain.first?.commonName, verifiedChain: verifiedChain.map(\.der), now: now)
     }
 
-    /// Checks the parsed *verified* chain, leaf first, for the leaf's own (most specific) common
-    /// name, as Android does. A chain without a leaf CN is untrusted.
-    public func verdict(verifiedChain: [Certificate], now: Int64 = CacheReader.now()) -> Verdict {
-        guard let name = verifiedChain.first?.commonName else { return .untrusted }
-        return verdict(commonName: name, verifiedChain: verifiedChain, now: now)
+    /// Whether the store's `expected_common_names` admit the host or the common name (both
+    /// `untrusted` answers look alike; this tells which one it was).
+    public func admits(_ names: PeerNames) -> Bool {
+        PinValidator(pins: [], expectedCommonNames: expectedCommonNames).admits(names)
     }
 
     // MARK: Inspection
@@ -209,7 +225,7 @@ public final class CacheReader: Sendable {
         let identity = FileIdentity.of(path)
         return loaded.withLock { state in
             if state.identity != identity {
-                state = state.refreshed(identity: identity, path: path, store: store, fallback: fallbackPins)
+                state = state.refreshed(identity: identity, path: path, store: store, fallback: fallbackPins, usable: usable)
             }
             return state
         }
@@ -217,13 +233,13 @@ public final class CacheReader: Sendable {
 }
 
 
-/// The reader's parsed state: the file version it came from and its pins indexed by name.
+/// The reader's parsed state: the file version it came from and its pins indexed by `PinName`.
 private struct Loaded: Sendable {
     /// nil before the first look.
     var identity: FileIdentity.Observed?
     var cache: CacheFile?
-    /// Cached pins then fallback pins, per common name, in that order.
-    var byName: [String: [Pin]]
+    /// Cached pins then fallback pins, per name, in that order.
+    var byName: [PinName: [Pin]]
     var problem: CacheReaderError?
 
     static func initial(fallback: [Pin]) -> Loaded {
@@ -232,7 +248,8 @@ private struct Loaded: Sendable {
 
     /// The state after looking at the file again. A missing file means no cached pins; a file
     /// that cannot be used leaves the last good pins in place and records why.
-    func refreshed(identity: FileIdentity.Observed, path: String, store: String?, fallback: [Pin]) -> Loaded {
+    func refreshed(identity: FileIdentity.Observed, path: String, store: String?, fallback: [Pin],
+                   usable: ((CacheFile) -> CacheFile)?) -> Loaded {
         switch identity {
         case .missing:
             return Loaded(identity: .missing, cache: nil, byName: Self.index(cache: nil, fallback: fallback), problem: nil)
@@ -246,7 +263,8 @@ private struct Loaded: Sendable {
                 guard let (data, actual) = try CacheReader.readFile(path, followingSymlink: false) else {
                     return Loaded(identity: .missing, cache: nil, byName: Self.index(cache: nil, fallback: fallback), problem: nil)
                 }
-                let cache = try CacheReader.parse(data, path: path, store: store)
+                let parsed = try CacheReader.parse(data, path: path, store: store)
+                let cache = usable.map { $0(parsed) } ?? parsed
                 return Loaded(identity: .file(actual), cache: cache, byName: Self.index(cache: cache, fallback: fallback),
                               problem: nil)
             } catch {
@@ -258,17 +276,18 @@ private struct Loaded: Sendable {
         }
     }
 
-    private static func index(cache: CacheFile?, fallback: [Pin]) -> [String: [Pin]] {
-        var byName: [String: [Pin]] = [:]
-        for pin in (cache?.list.pins ?? []) + fallback { byName[pin.name, default: []].append(pin) }
+    private static func index(cache: CacheFile?, fallback: [Pin]) -> [PinName: [Pin]] {
+        var byName: [PinName: [Pin]] = [:]
+        for pin in (cache?.list.pins ?? []) + fallback { byName[PinName(pin.name), default: []].append(pin) }
         return byName
     }
 
-    /// Only the pins for `commonName` take part: `PinValidator` answers `empty` both for an empty
-    /// store and for one without a live pin for the name, so the smaller list gives the same answer.
-    func validator(for commonName: String, expected: [String]?) -> PinValidator {
-        PinValidator(pins: byName[commonName] ?? [], expectedCommonNames: expected,
-                     domainsConfig: cache?.list.domainsConfig)
+    /// Only the pins for the peer's names take part: `PinValidator` answers `empty` both for an
+    /// empty store and for one without a live pin for the names, so the smaller list gives the
+    /// same answer.
+    func validator(for names: PeerNames, expected: [String]?) -> PinValidator {
+        let pins = names.keys.flatMap { byName[$0] ?? [] }
+        return PinValidator(pins: pins, expectedCommonNames: expected, domainsConfig: cache?.list.domainsConfig)
     }
 }
 

@@ -1,4 +1,4 @@
-/// The 2026 `domainsConfig` object: which common names need pinning at all.
+/// The 2026 `domainsConfig` object: which names need pinning at all (compared as `PinName`s).
 public struct DomainsConfig: Hashable, Sendable, Codable {
     public struct Domain: Hashable, Sendable, Codable {
         public var name: String
@@ -31,8 +31,10 @@ public struct DomainsConfig: Hashable, Sendable, Codable {
         key = PinList.readsCacheFields(decoder) ? try container.decodeIfPresent(String.self, forKey: .key) : nil
     }
 
-    /// Whether a TLS peer presenting `commonName` must match a pin.
-    public func pinningRequired(for commonName: String) -> Bool {
-        domains.first { $0.name == commonName }?.sslPinningRequired ?? sslPinningRequiredForUnlisted
+    /// Whether a peer known by `name` must match a pin; the first entry listing the name decides.
+    public func pinningRequired(for name: PinName) -> Bool {
+        domains.first { name.matches($0.name) }?.sslPinningRequired ?? sslPinningRequiredForUnlisted
     }
+
+    public func pinningRequired(for name: String) -> Bool { pinningRequired(for: PinName(name)) }
 }

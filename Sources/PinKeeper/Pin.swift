@@ -34,17 +34,33 @@ public struct Pin: Hashable, Sendable {
     /// Identity used for de-duplication: two entries that differ only in signature or key are the same pin.
     public var identity: Identity { Identity(name: name, fingerprint: fingerprint, expires: expires, depth: depth) }
 
+    /// Names compare by their exact Unicode scalars here, not by `String ==` (which equates
+    /// canonically equivalent spellings): two spellings are two names to every reader, so
+    /// neither entry may be dropped as the other's duplicate.
     public struct Identity: Hashable, Sendable {
         public var name: String
         public var fingerprint: [UInt8]
         public var expires: Int64
         public var depth: Int
+
+        public static func == (a: Identity, b: Identity) -> Bool {
+            a.fingerprint == b.fingerprint && a.expires == b.expires && a.depth == b.depth
+                && a.name.utf8.elementsEqual(b.name.utf8)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(fingerprint)
+            hasher.combine(expires)
+            hasher.combine(depth)
+            for byte in name.utf8 { hasher.combine(byte) }
+        }
     }
 
-    /// The order of every published list: common name ascending, then latest expiry first.
-    /// Fingerprint and depth only break ties, so the output is deterministic.
+    /// The order of every published list: name ascending (by Unicode scalars, which is UTF-8
+    /// byte order), then latest expiry first. Fingerprint and depth only break ties, so the
+    /// output is deterministic.
     public static func publishedOrder(_ a: Pin, _ b: Pin) -> Bool {
-        if a.name != b.name { return a.name < b.name }
+        if !a.name.utf8.elementsEqual(b.name.utf8) { return a.name.utf8.lexicographicallyPrecedes(b.name.utf8) }
         if a.expires != b.expires { return a.expires > b.expires }
         if a.depth != b.depth { return a.depth < b.depth }
         return a.fingerprint.lexicographicallyPrecedes(b.fingerprint)

@@ -1,13 +1,14 @@
-/// The answer to "may I trust this TLS peer?" with Wultra's semantics (PROTOCOL.md §5).
-/// Callers must reject the handshake on both `untrusted` and `empty`.
+/// The answer to "may I trust this TLS peer?" (PROTOCOL.md §5 and §5.1). Callers must reject the
+/// handshake on both `untrusted` and `empty`.
 public enum Verdict: String, Sendable {
     case trusted
     case untrusted
-    /// No live pin exists for the name: the store needs an update.
+    /// No live pin exists for the names: the store needs an update.
     case empty
 }
 
-/// Decides trust from a set of pins (published cache plus fallback pins).
+/// Decides trust from a set of pins (published cache plus fallback pins), by the host the client
+/// verified and the leaf's common name (PROTOCOL.md §5.1).
 public struct PinValidator: Sendable {
     public var pins: [Pin]
     public var expectedCommonNames: [String]?
@@ -20,8 +21,8 @@ public struct PinValidator: Sendable {
     }
 
     /// Checks one certificate fingerprint (raw SHA-256 of its DER) at `depth` of the verified chain.
-    public func validate(commonName: String, fingerprint: [UInt8], depth: Int = 0, now: Int64) -> Verdict {
-        decide(commonName: commonName, now: now) { pin in
+    public func validate(_ names: PeerNames, fingerprint: [UInt8], depth: Int = 0, now: Int64) -> Verdict {
+        decide(names, now: now) { pin in
             pin.depth == depth ? pin.fingerprint == fingerprint : nil
         }
     }
@@ -31,21 +32,30 @@ public struct PinValidator: Sendable {
     /// pass the certificates the server sent: a server may append any public certificate, even
     /// a pinned one, which path building ignores. Each pin is compared with the certificate at
     /// its `depth`; pins deeper than the chain are skipped.
-    public func validate(commonName: String, verifiedChain: [[UInt8]], now: Int64) -> Verdict {
+    public func validate(_ names: PeerNames, verifiedChain: [[UInt8]], now: Int64) -> Verdict {
         let digests = verifiedChain.map(SHA256.digest)
-        return decide(commonName: commonName, now: now) { pin in
+        return decide(names, now: now) { pin in
             pin.depth < digests.count ? digests[pin.depth] == pin.fingerprint : nil
         }
     }
 
+    /// Whether the store's `expected_common_names` admit the peer: H or N must be one of them.
+    public func admits(_ names: PeerNames) -> Bool {
+        guard let expectedCommonNames else { return true }
+        let keys = names.keys
+        return expectedCommonNames.contains { expected in keys.contains { $0.matches(expected) } }
+    }
+
     /// `matches` returns nil when a pin does not apply to the certificates given, else whether it matched.
-    private func decide(commonName: String, now: Int64, matches: (Pin) -> Bool?) -> Verdict {
+    private func decide(_ names: PeerNames, now: Int64, matches: (Pin) -> Bool?) -> Verdict {
+        let keys = names.keys
         // The operator's own list comes first: nothing the server sends widens it.
-        if let expectedCommonNames, !expectedCommonNames.contains(commonName) { return .untrusted }
-        if let domainsConfig, !domainsConfig.pinningRequired(for: commonName) { return .trusted }
+        guard admits(names) else { return .untrusted }
+        // Skipped only if every name is exempt: the certificate's own CN never lifts the host's requirement.
+        if let domainsConfig, keys.allSatisfy({ !domainsConfig.pinningRequired(for: $0) }) { return .trusted }
         if pins.isEmpty { return .empty }
         var attempts = 0
-        for pin in pins where pin.name == commonName && !pin.isExpired(at: now) {
+        for pin in pins where !pin.isExpired(at: now) && keys.contains(where: { $0.matches(pin.name) }) {
             switch matches(pin) {
             case true?: return .trusted
             case false?: attempts += 1

@@ -9,11 +9,15 @@ struct Validate: ParsableCommand {
         // Every subcommand names itself: otherwise ArgumentParser derives each name from the type
         // name at run time (`String(describing:)`, runtime conformance lookups) on every start.
         commandName: "validate",
-        abstract: "Answer trusted, untrusted or empty for a certificate of a common name, from the published cache.",
+        abstract: "Answer trusted, untrusted or empty for a host's certificate, from the published cache.",
         discussion: """
-            Wultra semantics (PROTOCOL.md §5) against the store's cache file plus its fallback pins: \
-            the name is matched exactly; expired pins never count; with a chain, each pin is \
-            compared with the certificate at its depth. --connect first verifies the chain and the \
+            Wultra semantics (PROTOCOL.md §5) against the store's cache file plus its fallback pins, \
+            as reconciled with the configuration's keys (pins of a removed key never count). The \
+            host (--name) decides (§5.1): with a chain, the leaf's common name is consulted too, \
+            but pinning is skipped only if domainsConfig exempts both names, and pins under either \
+            may match. Names compare by Unicode scalars, ASCII letters case-insensitively; expired \
+            pins never count; with a chain, each pin is compared with the certificate at its \
+            depth. --connect first verifies the chain and the \
             host name with OpenSSL (against the store's ca_file alone when it has one, else \
             OpenSSL's default trust, which honours SSL_CERT_FILE), then prints the verified chain \
             (leaf first, up to the trusted root) with SHA-256 fingerprints and compares the pins \
@@ -32,7 +36,8 @@ struct Validate: ParsableCommand {
     @Option(help: "The store whose pins decide.")
     var store: String
 
-    @Option(help: "The certificate common name the pins are listed under (exact, case-sensitive).")
+    @Option(help: ArgumentHelp("The host the client connects to and verifies; with a chain, the leaf's common name is consulted too.",
+                               valueName: "host"))
     var name: String
 
     @Option(help: "Base64 (or hex) SHA-256 of the DER certificate.")
@@ -75,27 +80,29 @@ struct Validate: ParsableCommand {
         }
         let reader: CacheReader
         do {
-            reader = try CacheReader(store: store, cacheDirectory: configuration.cacheDirectory,
-                                     fallbackFile: storeConfig.fallbackFile,
-                                     expectedCommonNames: storeConfig.expectedCommonNames)
+            reader = try storeConfig.pinReader(cacheDirectory: configuration.cacheDirectory)
         } catch {
             fail(error.kind == .invalid ? 65 : 74, "store '\(store)': \(error)")
         }
 
         let verdict: Verdict
+        var names = PeerNames(host: name)
         if let fingerprint, let digest = Self.digest(fingerprint) {
-            verdict = reader.verdict(commonName: name, fingerprint: digest, depth: depth ?? 0)
+            verdict = reader.verdict(host: name, fingerprint: digest, depth: depth ?? 0)
         } else if let certificate {
             // The file stands for a verified chain: nothing here builds or checks the path.
             let chain = readChain(certificate)
             printChain(chain)
-            verdict = reader.verdict(commonName: name, verifiedChain: chain)
+            names.commonName = chain.first?.commonName
+            verdict = reader.verdict(host: name, verifiedChain: chain)
         } else if let connect, let endpoint = Endpoint.parse(connect) {
-            verdict = connectAndCheck(host: endpoint.host, port: endpoint.port, caFile: storeConfig.caFile, reader: reader)
+            let chain = connectAndCheck(host: endpoint.host, port: endpoint.port, caFile: storeConfig.caFile)
+            names.commonName = chain.first?.commonName
+            verdict = reader.verdict(host: name, verifiedChain: chain)
         } else {
             fail(64, "give exactly one of --fingerprint, --certificate or --connect")
         }
-        report(verdict, reader: reader)
+        report(verdict, names: names, reader: reader)
     }
 
     // MARK: Inputs
@@ -112,7 +119,8 @@ struct Validate: ParsableCommand {
         }
     }
 
-    private func connectAndCheck(host: String, port: UInt16, caFile: String?, reader: CacheReader) -> Verdict {
+    /// The chain OpenSSL verified for --name, leaf first; exits when verification fails.
+    private func connectAndCheck(host: String, port: UInt16, caFile: String?) -> [Certificate] {
         let handshake: TLSHandshake
         do {
             handshake = try TLSConnect.handshake(host: host, port: port, serverName: name, caFile: caFile,
@@ -141,7 +149,7 @@ struct Validate: ParsableCommand {
             guard let extra = try? Certificate(der: der) else { continue }
             print("not in the verified chain, ignored: \(describe(extra))")
         }
-        return reader.verdict(commonName: name, verifiedChain: verified)
+        return verified
     }
 
     private func parse(_ chain: [[UInt8]], _ what: String) -> [Certificate] {
@@ -166,8 +174,9 @@ struct Validate: ParsableCommand {
             if let notAfter = certificate.notAfter { line += "  expires \(notAfter) (\(Timestamp.iso(notAfter)))" }
             print(line)
         }
-        if let leafName = chain.first?.commonName, leafName != name {
-            print("note: the leaf's common name is '\(LogText.escaped(leafName))'; pins are looked up under --name '\(name)'")
+        if let leafName = chain.first?.commonName, !PinName.same(leafName, name) {
+            print("note: the leaf's common name '\(LogText.escaped(leafName))' differs from --name '\(LogText.escaped(name))': "
+                  + "pins under either are compared, and pinning is skipped only if domainsConfig exempts both")
         }
     }
 
@@ -175,20 +184,21 @@ struct Validate: ParsableCommand {
         "\(certificate.subject.isEmpty ? "(empty subject)" : LogText.escaped(certificate.subject))  sha256 \(certificate.fingerprintBase64)"
     }
 
-    private func report(_ verdict: Verdict, reader: CacheReader) -> Never {
+    private func report(_ verdict: Verdict, names: PeerNames, reader: CacheReader) -> Never {
+        let described = LogText.escaped(names.described)
         switch verdict {
         case .trusted:
             print("trusted")
             Glibc.exit(0)
         case .untrusted:
-            if let expected = reader.expectedCommonNames, !expected.contains(name) {
-                print("untrusted: '\(name)' is not among the expected_common_names of store '\(store)'")
+            if !reader.admits(names) {
+                print("untrusted: \(described) is not among the expected_common_names of store '\(store)'")
             } else {
-                print("untrusted: store '\(store)' pins '\(name)', but not this certificate")
+                print("untrusted: store '\(store)' pins \(described), but not this certificate")
             }
             Glibc.exit(1)
         case .empty:
-            print("empty: store '\(store)' has no valid pin for '\(name)'; reject, and run `pinkeeper update --store \(store)`")
+            print("empty: store '\(store)' has no valid pin for \(described); reject, and run `pinkeeper update --store \(store)`")
             Glibc.exit(2)
         }
     }

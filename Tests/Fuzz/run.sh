@@ -19,7 +19,7 @@ flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld
 reader=(Sources/PinKeeper/Pin.swift Sources/PinKeeper/PinList.swift Sources/PinKeeper/DomainsConfig.swift
         Sources/PinKeeper/ListMode.swift Sources/PinKeeper/CacheFile.swift Sources/PinKeeper/FileIdentity.swift
         Sources/PinKeeper/SHA256.swift Sources/PinKeeper/PinListDecoder.swift Sources/PinKeeper/JSONScanner.swift
-        Sources/PinKeeper/Base64Digest.swift Sources/PinKeeper/Certificate.swift)
+        Sources/PinKeeper/Base64Digest.swift Sources/PinKeeper/Certificate.swift Sources/PinKeeper/PinName.swift)
 # The daemon's untrusted-input path, compiled as module PinKeeperDaemon with the entry point, and
 # the JSONDecoder-based list decoder the product used before, which the target compares with.
 daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/Crypto/SignatureVerifier.swift

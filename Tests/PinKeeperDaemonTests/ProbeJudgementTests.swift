@@ -62,7 +62,7 @@ struct ProbeJudgementTests {
     func unpinned() throws {
         let (outcome, reason) = try judge([pin(Self.other), pin(Self.leaf.fingerprint, depth: 1)])
         #expect(outcome == .unpinned)
-        #expect(reason.contains("matches none of the 2 valid pins for \(Self.name)"))
+        #expect(reason.contains("matches none of the 2 valid pins for '\(Self.name)'"))
 
         let elsewhere = try judge([pin(Self.other), pin(Self.leaf.fingerprint, name: "www.example.test")])
         #expect(elsewhere.0 == .unpinned)
@@ -73,7 +73,7 @@ struct ProbeJudgementTests {
         for pins in [[], [pin(Self.leaf.fingerprint, expires: ReaderWorld.now - 10)]] {
             let (outcome, reason) = try judge(pins)
             #expect(outcome == .unpinned)
-            #expect(reason.hasPrefix("the store has no valid pin for \(Self.name)"))
+            #expect(reason.hasPrefix("the store has no valid pin for '\(Self.name)'"))
         }
     }
 
@@ -110,7 +110,7 @@ struct ProbeJudgementTests {
         let alone = try judge([pin(Self.leaf.fingerprint)], threshold: threshold)
         #expect(alone.0 == .expiring)
         #expect(alone.1 == "the served certificate expires \(Timestamp.iso(Self.leafExpiry)), within expiration_update_threshold, "
-                + "and no replacement certificate is pinned for \(Self.name)")
+                + "and no replacement certificate is pinned for '\(Self.name)'")
 
         let next = Self.certificates.next
         let replaced = try judge([pin(Self.leaf.fingerprint), pin(next.fingerprint)], threshold: threshold)

@@ -44,10 +44,10 @@ struct CacheModeTests {
         let fixture = CacheFixture()
         fixture.replace(with: bytes)
         let reader = try CacheReader(path: fixture.path)
-        #expect(reader.verdict(commonName: "unlisted.example.com", fingerprint: Sample.digest(7), now: Self.now) == .empty)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(2), depth: 1, now: Self.now) == .empty)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: Self.now) == .trusted)
-        #expect(reader.verdict(commonName: "api.example.com", verifiedChain: [[0x30], [0x31]], now: Self.now) == .untrusted)
+        #expect(reader.verdict(host: "unlisted.example.com", fingerprint: Sample.digest(7), now: Self.now) == .empty)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(2), depth: 1, now: Self.now) == .empty)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: Self.now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", verifiedChain: [[0x30], [0x31]], now: Self.now) == .untrusted)
     }
 
     @Test("challenge-mode files and files without a mode (older pinkeeper) keep domainsConfig and depth",
@@ -59,7 +59,7 @@ struct CacheModeTests {
         let fixture = CacheFixture()
         fixture.replace(with: bytes)
         let reader = try CacheReader(path: fixture.path)
-        #expect(reader.verdict(commonName: "unlisted.example.com", fingerprint: Sample.digest(7), now: Self.now) == .trusted)
+        #expect(reader.verdict(host: "unlisted.example.com", fingerprint: Sample.digest(7), now: Self.now) == .trusted)
         #expect(reader.snapshot().cache?.list.pins == [deep])
     }
 

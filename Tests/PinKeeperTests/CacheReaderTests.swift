@@ -14,11 +14,12 @@ struct CacheReaderTests {
         let fixture = CacheFixture()
         fixture.publish([Sample.pin("api.example.com", 1), Sample.pin("api.example.com", 2), Sample.pin("cdn.example.com", 3)])
         let reader = try CacheReader(path: fixture.path, store: "banking")
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(2), now: now) == .trusted)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(3), now: now) == .untrusted)
-        #expect(reader.verdict(commonName: "other.example.com", fingerprint: Sample.digest(1), now: now) == .empty)
-        // Exact, case-sensitive names: no wildcard or case folding.
-        #expect(reader.verdict(commonName: "API.example.com", fingerprint: Sample.digest(1), now: now) == .empty)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(2), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(3), now: now) == .untrusted)
+        #expect(reader.verdict(host: "other.example.com", fingerprint: Sample.digest(1), now: now) == .empty)
+        // ASCII letters fold (DNS names do); nothing else does, and a wildcard is not expanded.
+        #expect(reader.verdict(host: "API.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com.", fingerprint: Sample.digest(1), now: now) == .empty)
     }
 
     @Test("an expired pin is never trusted; a pin is valid through its expires second")
@@ -27,9 +28,9 @@ struct CacheReaderTests {
         let expires = now + 100
         fixture.publish([Sample.pin("api.example.com", 1, expires: expires)])
         let reader = try CacheReader(path: fixture.path)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: expires) == .trusted)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: expires + 1) == .empty)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(9), now: expires + 1) == .empty)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: expires) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: expires + 1) == .empty)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(9), now: expires + 1) == .empty)
     }
 
     @Test("depth: a pin only answers for the certificate at its position")
@@ -37,9 +38,9 @@ struct CacheReaderTests {
         let fixture = CacheFixture()
         fixture.publish([Sample.pin("api.example.com", 1, depth: 1)])
         let reader = try CacheReader(path: fixture.path)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), depth: 1, now: now) == .trusted)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), depth: 0, now: now) == .empty)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(2), depth: 1, now: now) == .untrusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), depth: 1, now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), depth: 0, now: now) == .empty)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(2), depth: 1, now: now) == .untrusted)
     }
 
     @Test("a DER leaf and a real verified chain: each pin is compared with the certificate at its depth")
@@ -52,35 +53,38 @@ struct CacheReaderTests {
 
         fixture.publish([Pin(name: "api.example.com", fingerprint: leaf, expires: future)])
         let reader = try CacheReader(path: fixture.path)
-        #expect(reader.verdict(commonName: "api.example.com", certificateDER: ReaderCertificates.bytes("leaf.der")) == .trusted)
-        #expect(reader.verdict(commonName: "api.example.com", certificateDER: ReaderCertificates.bytes("root.der")) == .untrusted)
-        #expect(reader.verdict(commonName: "api.example.com", verifiedChain: ders) == .trusted)
-        #expect(reader.verdict(verifiedChain: chain) == .trusted)  // the leaf's own CN
+        #expect(reader.verdict(host: "api.example.com", certificateDER: ReaderCertificates.bytes("leaf.der")) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", certificateDER: ReaderCertificates.bytes("root.der")) == .untrusted)
+        #expect(reader.verdict(host: "api.example.com", verifiedChain: ders) == .trusted)
+        #expect(reader.verdict(host: "API.example.com", verifiedChain: chain) == .trusted)  // ASCII case folds
 
         // Only the intermediate is pinned: the chain is trusted, the leaf alone matches nothing at depth 0.
         fixture.publish([Pin(name: "api.example.com", fingerprint: intermediate, expires: future, depth: 1)])
-        #expect(reader.verdict(commonName: "api.example.com", verifiedChain: chain) == .trusted)
-        #expect(reader.verdict(commonName: "api.example.com", certificateDER: ders[0]) == .empty)
+        #expect(reader.verdict(host: "api.example.com", verifiedChain: chain) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", certificateDER: ders[0]) == .empty)
         // A pin deeper than the chain is skipped, not counted as a failed attempt.
         fixture.publish([Pin(name: "api.example.com", fingerprint: leaf, expires: future, depth: 5)])
-        #expect(reader.verdict(commonName: "api.example.com", verifiedChain: ders) == .empty)
+        #expect(reader.verdict(host: "api.example.com", verifiedChain: ders) == .empty)
 
-        // A chain whose leaf has no CN cannot be looked up by its own name.
+        // A leaf without a CN: the host alone decides.
         let noName = try Certificate.chain(from: ReaderCertificates.bytes("nocn.pem"))
-        #expect(reader.verdict(verifiedChain: noName) == .untrusted)
+        fixture.publish([Pin(name: "api.example.com", fingerprint: SHA256.digest(noName[0].der), expires: future)])
+        #expect(noName[0].commonName == nil)
+        #expect(reader.verdict(host: "api.example.com", verifiedChain: noName) == .trusted)
+        #expect(reader.verdict(host: "www.example.com", verifiedChain: noName) == .empty)
     }
 
     @Test("expected_common_names: any other name is untrusted, even with no file at all")
     func expectedCommonNames() throws {
         let fixture = CacheFixture()
         let missing = try CacheReader(path: fixture.path, expectedCommonNames: ["api.example.com"])
-        #expect(missing.verdict(commonName: "evil.example.com", fingerprint: Sample.digest(1), now: now) == .untrusted)
-        #expect(missing.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .empty)
+        #expect(missing.verdict(host: "evil.example.com", fingerprint: Sample.digest(1), now: now) == .untrusted)
+        #expect(missing.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .empty)
 
         fixture.publish([Sample.pin("api.example.com", 1), Sample.pin("evil.example.com", 2)])
         let reader = try CacheReader(path: fixture.path, expectedCommonNames: ["api.example.com"])
-        #expect(reader.verdict(commonName: "evil.example.com", fingerprint: Sample.digest(2), now: now) == .untrusted)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
+        #expect(reader.verdict(host: "evil.example.com", fingerprint: Sample.digest(2), now: now) == .untrusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
     }
 
     @Test("domainsConfig: names that need no pinning are trusted; listed names use their own flag")
@@ -90,9 +94,9 @@ struct CacheReaderTests {
                                    domains: [.init(name: "api.example.com", sslPinningRequired: true)])
         fixture.publish([Sample.pin("api.example.com", 1)], domainsConfig: config)
         let reader = try CacheReader(path: fixture.path)
-        #expect(reader.verdict(commonName: "static.example.com", fingerprint: Sample.digest(7), now: now) == .trusted)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(7), now: now) == .untrusted)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
+        #expect(reader.verdict(host: "static.example.com", fingerprint: Sample.digest(7), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(7), now: now) == .untrusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
     }
 
     @Test("fallback pins answer after the cached ones and when no file exists; their domainsConfig is ignored")
@@ -104,13 +108,13 @@ struct CacheReaderTests {
             extra: ",\"domainsConfig\":{\"sslPinningRequiredForUnlisted\":false,\"domains\":[]}"))
         let reader = try CacheReader(store: "banking", cacheDirectory: fixture.directory.path, fallbackFile: fallbackFile)
         #expect(reader.fallbackPins.count == 1)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(5), now: now) == .trusted)
-        #expect(reader.verdict(commonName: "unlisted.example.com", fingerprint: Sample.digest(5), now: now) == .empty)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(5), now: now) == .trusted)
+        #expect(reader.verdict(host: "unlisted.example.com", fingerprint: Sample.digest(5), now: now) == .empty)
 
         fixture.publish([Sample.pin("api.example.com", 1)])
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(5), now: now) == .trusted)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(6), now: now) == .untrusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(5), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(6), now: now) == .untrusted)
     }
 
     @Test("a missing file means no cached pins; the first publication is picked up without reopening")
@@ -118,11 +122,11 @@ struct CacheReaderTests {
         let fixture = CacheFixture()
         let reader = try CacheReader(path: fixture.path)
         #expect(reader.snapshot().cache == nil)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .empty)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .empty)
         fixture.publish([Sample.pin("api.example.com", 1)])
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
         try FileManager.default.removeItem(atPath: fixture.path)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .empty)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .empty)
     }
 
     @Test("an atomic replacement is seen at the next question")
@@ -130,10 +134,10 @@ struct CacheReaderTests {
         let fixture = CacheFixture()
         fixture.publish([Sample.pin("api.example.com", 1)])
         let reader = try CacheReader(path: fixture.path)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
         fixture.publish([Sample.pin("api.example.com", 2)])  // same size, new inode
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .untrusted)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(2), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .untrusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(2), now: now) == .trusted)
     }
 
     @Test("an unchanged file is not read again: same inode, size and mtime keep the parsed pins")
@@ -141,7 +145,7 @@ struct CacheReaderTests {
         let fixture = CacheFixture()
         fixture.publish([Sample.pin("api.example.com", 1)])
         let reader = try CacheReader(path: fixture.path)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
 
         // Rewrite the bytes in place (same inode, same size) and put the old mtime back: a reader that
         // re-parsed would now see pin 2; one that trusts stat keeps pin 1.
@@ -156,12 +160,12 @@ struct CacheReaderTests {
         try handle.close()
         var times = [before.st_atim, before.st_mtim]
         #expect(utimensat(AT_FDCWD, fixture.path, &times, 0) == 0)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
 
         // Touching the mtime is a change: now the new content is read.
         times = [before.st_atim, timespec(tv_sec: before.st_mtim.tv_sec + 1, tv_nsec: 0)]
         #expect(utimensat(AT_FDCWD, fixture.path, &times, 0) == 0)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(2), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(2), now: now) == .trusted)
     }
 
     @Test("a corrupt replacement keeps the last good pins and reports why; a good one recovers")
@@ -170,14 +174,14 @@ struct CacheReaderTests {
         fixture.publish([Sample.pin("api.example.com", 1)])
         let reader = try CacheReader(path: fixture.path, store: "banking")
         fixture.replace(with: Data("{\"fingerprints\": [".utf8))
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
         let problem = try #require(reader.snapshot().problem)
         #expect(problem.kind == .invalid)
         #expect(problem.path == fixture.path)
         #expect(throws: CacheReaderError.self) { try reader.refresh() }
 
         fixture.publish([Sample.pin("api.example.com", 3)])
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(3), now: now) == .trusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(3), now: now) == .trusted)
         #expect(reader.snapshot().problem == nil)
         try reader.refresh()
     }
@@ -227,7 +231,7 @@ struct CacheReaderTests {
                 if worker == 0 && round % 20 == 0 {
                     fixture.publish([Sample.pin("api.example.com", UInt8(1 + (round / 20) % 2))])
                 }
-                answers.add(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: now))
+                answers.add(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: now))
             }
         }
         // Pin 1 is either the published pin (trusted) or replaced by pin 2 (untrusted); never empty, never a crash.

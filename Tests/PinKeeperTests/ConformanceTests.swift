@@ -65,7 +65,9 @@ struct ConformanceCase: Sendable, CustomTestStringConvertible {
     var fallback: Data?
     var expectedCommonNames: [String]?
     var now: Int64
+    /// H, the host the client verified; N, the leaf's common name when the case gives one.
     var name: String
+    var commonName: String?
     var question: Question
     var expected: String
 
@@ -83,17 +85,17 @@ struct ConformanceCase: Sendable, CustomTestStringConvertible {
     func ask(_ reader: CacheReader) throws -> Verdict {
         switch question {
         case .fingerprint(let digest, let depth):
-            return reader.verdict(commonName: name, fingerprint: digest, depth: depth, now: now)
+            return reader.verdict(host: name, commonName: commonName, fingerprint: digest, depth: depth, now: now)
         case .certificatePEM(let pem):
             let leaf = try #require(try Certificate.chain(from: Array(pem.utf8)).first)
-            return reader.verdict(commonName: name, certificateDER: leaf.der, now: now)
+            return reader.verdict(host: name, commonName: commonName, certificateDER: leaf.der, now: now)
         case .verifiedChain(let digests):
             // The chain question through the digest-and-depth API: one question per position of
             // the chain (so pins deeper than the chain are never asked about), then any match
             // wins and any counted attempt makes it untrusted, as for one whole chain.
             try #require(!digests.isEmpty, "a verified chain has a leaf")
             let answers = digests.enumerated().map { depth, digest in
-                reader.verdict(commonName: name, fingerprint: digest, depth: depth, now: now)
+                reader.verdict(host: name, commonName: commonName, fingerprint: digest, depth: depth, now: now)
             }
             if answers.contains(.trusted) { return .trusted }
             return answers.contains(.untrusted) ? .untrusted : .empty
@@ -136,6 +138,7 @@ struct ConformanceCase: Sendable, CustomTestStringConvertible {
         self.rule = rule
         self.now = Int64(now)
         self.name = name
+        commonName = question["common_name"] as? String
         self.expected = expected
         cache = try json("cache")
         cacheText = (row["cache_text"] as? String).map { Data($0.utf8) }

@@ -50,7 +50,7 @@ struct PlantedFileReaderTests {
         #expect(rename(fifo, fixture.path) == 0)
         let outcome = Outcome()
         #expect(finishesPromptly(unblocking: fixture.path) {
-            outcome.set("\(reader.verdict(commonName: "api.example.com", fingerprint: Sample.digest(1), now: Sample.now))")
+            outcome.set("\(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: Sample.now))")
         })
         #expect(outcome.value == "trusted")
         #expect(reader.snapshot().problem?.kind == .unreadable)

@@ -1,29 +1,31 @@
 import PinKeeper
 
 /// The pins' answer for a verified chain a host served: the question a reader asks
-/// (`CacheReader.verdict(commonName:verifiedChain:)`, name = the host name, every depth), then
-/// how long that answer lasts.
+/// (`CacheReader.verdict(host:verifiedChain:)`: the probed host name, the leaf's common name,
+/// every depth), then how long that answer lasts.
 enum ProbeJudgement {
     /// `chain` is the chain OpenSSL verified, leaf first; never what the server merely sent.
     static func judge(chain: [Certificate], name: String, reader: CacheReader, threshold: Int64,
                       now: Int64) -> (ProbeOutcome, String) {
-        let snapshot = reader.snapshot()
-        let pins = snapshot.validPins(now: now).filter { $0.name == name }
-        switch reader.verdict(commonName: name, verifiedChain: chain, now: now) {
+        let names = PeerNames(host: name, commonName: chain.first?.commonName)
+        let keys = names.keys
+        let pins = reader.snapshot().validPins(now: now).filter { pin in keys.contains { $0.matches(pin.name) } }
+        switch reader.verdict(host: name, verifiedChain: chain, now: now) {
         case .empty:
-            return (.unpinned, "the store has no valid pin for \(name): clients enforcing it reject every certificate")
+            return (.unpinned, "the store has no valid pin for \(names.described): clients enforcing it reject every certificate")
         case .untrusted:
-            if let expected = reader.expectedCommonNames, !expected.contains(name) {
-                return (.unpinned, "\(name) is not among the store's expected_common_names: clients enforcing it reject the host")
+            if !reader.admits(names) {
+                return (.unpinned, "neither \(name) nor the certificate's common name is among the store's expected_common_names: "
+                        + "clients enforcing it reject the host")
             }
-            return (.unpinned, "the served chain matches none of the \(pins.count) valid pin\(pins.count == 1 ? "" : "s") for \(name): "
+            return (.unpinned, "the served chain matches none of the \(pins.count) valid pin\(pins.count == 1 ? "" : "s") for \(names.described): "
                     + "clients enforcing the store reject it now")
         case .trusted:
             break
         }
         let matching = pins.filter { $0.depth < chain.count && chain[$0.depth].fingerprint == $0.fingerprint }
         // Trusted without a matching pin: the list's domainsConfig does not require pinning.
-        guard !matching.isEmpty else { return (.pinned, "the store does not require pinning for \(name) (domainsConfig)") }
+        guard !matching.isEmpty else { return (.pinned, "the store does not require pinning for \(names.described) (domainsConfig)") }
 
         // A pin protects the served chain until it expires or the certificate it names does,
         // whichever comes first; the longest-lasting pin is the one that counts.
@@ -45,6 +47,6 @@ enum ProbeJudgement {
             return (.pinned, "\(depth) expires \(Timestamp.iso(trustedUntil)); a replacement certificate is already pinned")
         }
         return (.expiring, "\(depth) expires \(Timestamp.iso(trustedUntil)), within expiration_update_threshold, and no "
-                + "replacement certificate is pinned for \(name)")
+                + "replacement certificate is pinned for \(names.described)")
     }
 }

@@ -44,8 +44,7 @@ public struct Prober: Sendable {
         let leaf = chain.first
         let reader: CacheReader
         do {
-            reader = try CacheReader(store: store.id, cacheDirectory: cacheDirectory, fallbackFile: store.fallbackFile,
-                                     expectedCommonNames: store.expectedCommonNames)
+            reader = try store.pinReader(cacheDirectory: cacheDirectory)
         } catch {
             return ProbeRecord(target: target.id, outcome: .error, checked: now, reason: "the store's pins cannot be read: \(error)",
                                peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)

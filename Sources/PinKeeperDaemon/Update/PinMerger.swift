@@ -51,9 +51,11 @@ public struct PinMerger: Sendable {
         }
         if mode == .static { try verifyEntries(&fresh) }
 
-        let unexpected = expectedCommonNames.map { names in
-            Array(Set(fresh.map(\.name)).subtracting(names)).sorted()
-        } ?? []
+        var unexpected: [String] = []
+        if let expectedCommonNames {
+            var seen = Set(expectedCommonNames.map { PinName($0) })
+            unexpected = fresh.map(\.name).filter { seen.insert(PinName($0)).inserted }.sorted()
+        }
         merged += fresh
         merged.sort(by: Pin.publishedOrder)
         guard !merged.isEmpty else {

@@ -52,7 +52,7 @@ struct ProbeCommandTests {
         let text = line(result)
         #expect(text.hasPrefix("api api.example.test:443 unpinned "))
         #expect(text.contains("leaf=\(probe.fingerprint("leaf"))"))
-        #expect(text.contains("matches none of the 2 valid pins for api.example.test"))
+        #expect(text.contains("matches none of the 2 valid pins for 'api.example.test'"))
     }
 
     @Test("pinned, but the only pin for the served leaf expires within the threshold: expiring (1)")

@@ -96,7 +96,7 @@ struct PublishFaultTests {
         #expect(failed.result == .httpError)
         #expect(failed.pins == 0, "the corrupt file's pins do not count")
         #expect(sandbox.cacheBytes("corrupt") == corrupt)
-        #expect(reader.verdict(commonName: "api.example.com", fingerprint: Array(Data(repeating: 1, count: 32))) == .trusted,
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Array(Data(repeating: 1, count: 32))) == .trusted,
                 "the reader lost its last good pins")
         let warning = try #require(sandbox.log.warnings(store: "corrupt").first)
         #expect(warning.metadata["file"] == sandbox.cacheFile("corrupt").path)

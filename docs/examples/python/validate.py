@@ -2,7 +2,7 @@
 """Is a TLS peer's certificate pinned? Answered from a pinkeeper cache file, without pinkeeper.
 
     validate.py [--depth N] [--fallback FILE] [--expected-name NAME]... [--now SECONDS]
-                CACHE_FILE COMMON_NAME FINGERPRINT
+                CACHE_FILE HOST FINGERPRINT
 
 FINGERPRINT is the standard base64 of the SHA-256 of the certificate's DER bytes, e.g.
     openssl x509 -in cert.pem -outform DER | openssl dgst -sha256 -binary | base64
@@ -12,10 +12,13 @@ Prints trusted, untrusted or empty and exits 0, 1 or 2 (treat both 1 and 2 as "r
 65 the cache file is not a pinkeeper cache file, 66 it cannot be read (or is a symlink, FIFO
 or anything else that is not a regular file: refused at once, never waited on).
 
-The rules are Wultra's (docs/cache-format.md, "Validating"): a name outside the expected names
-is untrusted; then a listed domain in domainsConfig that does not require pinning is trusted;
-only unexpired entries for exactly this name and depth count; any matching fingerprint
-wins; none live is "empty". In a static-mode file ("mode": "static") only name, fingerprint
+HOST is the name the client connected to and verified the certificate for, never a name read
+from the certificate (docs/cache-format.md, "Validating": with a chain, pinkeeper's own readers
+consult the leaf's common name beside it; this example answers for the host alone). The rules
+are Wultra's: a name outside the expected names is untrusted; then a listed domain in
+domainsConfig that does not require pinning is trusted; only unexpired entries for this name
+and depth count; any matching fingerprint wins; none live is "empty". Names compare by Unicode
+code points, ASCII letters case-insensitively (str.lower() would also fold other letters). In a static-mode file ("mode": "static") only name, fingerprint
 and expires are signed: domainsConfig is ignored and entries with a depth are skipped.
 Standard library only.
 """
@@ -43,11 +46,18 @@ def decode_fingerprint(text):
     return digest if len(digest) == 32 else None
 
 
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def same_name(a, b):
+    return a.translate(ASCII_LOWER) == b.translate(ASCII_LOWER)
+
+
 def pinning_required(domains_config, name):
     if domains_config is None:
         return True
     for domain in domains_config.get("domains", []):
-        if domain["name"] == name:
+        if same_name(domain["name"], name):
             return domain["sslPinningRequired"]
     return domains_config["sslPinningRequiredForUnlisted"]
 
@@ -55,7 +65,7 @@ def pinning_required(domains_config, name):
 def verdict(entries, domains_config, name, fingerprint, depth, now, expected_names=None):
     """entries: cached entries followed by fallback entries, as parsed from JSON."""
     # The operator's expected names come first: domainsConfig, from the server, must not widen them.
-    if expected_names and name not in expected_names:
+    if expected_names and not any(same_name(expected, name) for expected in expected_names):
         return UNTRUSTED
     if not pinning_required(domains_config, name):
         return TRUSTED
@@ -63,7 +73,7 @@ def verdict(entries, domains_config, name, fingerprint, depth, now, expected_nam
         return EMPTY
     attempts = 0
     for entry in entries:
-        if entry["name"] != name or entry.get("depth", 0) != depth:
+        if not same_name(entry["name"], name) or entry.get("depth", 0) != depth:
             continue
         if entry["expires"] < now:  # expired: never trusted, not even counted
             continue
@@ -126,7 +136,7 @@ def fail(status, message):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("cache_file")
-    parser.add_argument("common_name")
+    parser.add_argument("host")
     parser.add_argument("fingerprint", help="base64 SHA-256 of the DER certificate")
     parser.add_argument("--depth", type=int, default=0, help="position in the verified chain, never in what the server sent (0 = leaf)")
     parser.add_argument("--fallback", help="the store's fallback_file (a Wultra list)")
@@ -152,7 +162,7 @@ def main():
     now = args.now if args.now is not None else int(time.time())
 
     try:
-        answer = verdict(entries, domains_config, args.common_name, fingerprint, args.depth,
+        answer = verdict(entries, domains_config, args.host, fingerprint, args.depth,
                          now, args.expected_names)
     except (KeyError, TypeError, AttributeError) as error:
         fail(65, f"{args.cache_file}: malformed entry ({error!r})")

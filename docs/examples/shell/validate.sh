@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Is a TLS peer's certificate pinned? Answered from a pinkeeper cache file with jq, without pinkeeper.
 #
-#   validate.sh [-d DEPTH] [-t NOW] CACHE_FILE COMMON_NAME FINGERPRINT
+#   validate.sh [-d DEPTH] [-t NOW] CACHE_FILE HOST FINGERPRINT
 #
+# HOST: the name the client connected to and verified the certificate for, never one read from
+#   the certificate; names compare ASCII letters case-insensitively (jq's ascii_downcase).
 # FINGERPRINT: standard base64 of the SHA-256 of the certificate's DER bytes, e.g.
 #   openssl x509 -in cert.pem -outform DER | openssl dgst -sha256 -binary | base64
 # -d DEPTH: the certificate's position in the verified chain, never in what the server sent
@@ -20,7 +22,7 @@ set -euo pipefail
 
 command -v jq >/dev/null 2>&1 || { echo "$0: needs jq (apt-get install jq)" >&2; exit 69; }
 
-usage() { echo "usage: $0 [-d DEPTH] [-t NOW] CACHE_FILE COMMON_NAME FINGERPRINT" >&2; exit 64; }
+usage() { echo "usage: $0 [-d DEPTH] [-t NOW] CACHE_FILE HOST FINGERPRINT" >&2; exit 64; }
 
 depth=0
 now=$(date +%s)
@@ -44,7 +46,7 @@ fingerprint=$(printf '%s' "$3" | base64 -d | base64 -w0)
 [[ -r $file ]] || { echo "$0: cannot read $file" >&2; exit 66; }
 
 # shellcheck disable=SC2016  # $name etc. are jq variables
-answer=$(jq -r --arg name "$name" --arg fp "$fingerprint" --argjson depth "$depth" --argjson now "$now" '
+answer=$(jq -r --arg name "$(printf '%s' "$name" | tr 'A-Z' 'a-z')" --arg fp "$fingerprint" --argjson depth "$depth" --argjson now "$now" '
   if (.pinkeeper.format? != 1) or ((.fingerprints | type) != "array") then "not-a-cache-file"
   elif ((.pinkeeper.mode // "challenge") | IN("challenge", "static") | not) then "not-a-cache-file"
   else
@@ -54,14 +56,14 @@ answer=$(jq -r --arg name "$name" --arg fp "$fingerprint" --argjson depth "$dept
     # domainsConfig: a listed domain uses its own flag, any other name sslPinningRequiredForUnlisted.
     # (Not `a // b`: jq treats false as missing there.)
     | (if $static or .domainsConfig == null then true
-       else ([.domainsConfig.domains[]? | select(.name == $name)]) as $listed
+       else ([.domainsConfig.domains[]? | select((.name | ascii_downcase) == $name)]) as $listed
          | if ($listed | length) > 0 then $listed[0].sslPinningRequired
            else .domainsConfig.sslPinningRequiredForUnlisted end
        end) as $required
     | if ($required | not) then "trusted"
       elif ($entries | length) == 0 then "empty"
       else [$entries[]
-             | select(.name == $name and (.depth // 0) == $depth and .expires >= $now)] as $live
+             | select((.name | ascii_downcase) == $name and (.depth // 0) == $depth and .expires >= $now)] as $live
         | if ($live | length) == 0 then "empty"
           elif any($live[]; .fingerprint == $fp) then "trusted"
           else "untrusted" end

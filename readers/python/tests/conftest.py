@@ -9,6 +9,7 @@ import hashlib
 import http.server
 import json
 import os
+import socket
 import ssl
 import threading
 from dataclasses import dataclass
@@ -155,7 +156,11 @@ class TLSServer:
 
     @property
     def url(self) -> str:
-        return f"https://{HOST}:{self.port}/"
+        return self.url_for(HOST)
+
+    def url_for(self, host: str) -> str:
+        """A URL naming `host` (resolve it to loopback with the `resolve` fixture)."""
+        return f"https://{host}:{self.port}/"
 
     def stop(self):
         self.httpd.shutdown()
@@ -184,11 +189,20 @@ def replace(path: Path, content: bytes) -> None:
     os.rename(temporary, path)
 
 
-def cache_document(pins, store=STORE, **metadata):
+def cache_document(pins, store=STORE, domains_config=None, **metadata):
     meta = {"format": 1, "store": store, "source": "https://pins.example.com/list",
             "updated": 1763770000, "nextUpdate": 1764374800}
     meta.update(metadata)
-    return {"fingerprints": pins, "pinkeeper": meta}
+    document = {"fingerprints": pins, "pinkeeper": meta}
+    if domains_config is not None:
+        document["domainsConfig"] = domains_config
+    return document
+
+
+def domains_config(required_for_unlisted, required):
+    """A `domainsConfig` object; `required` maps each listed name to its sslPinningRequired."""
+    return {"sslPinningRequiredForUnlisted": required_for_unlisted,
+            "domains": [{"name": name, "sslPinningRequired": value} for name, value in required.items()]}
 
 
 def pin(name, fingerprint, expires=4102444800, depth=0):
@@ -196,6 +210,21 @@ def pin(name, fingerprint, expires=4102444800, depth=0):
     if depth:
         entry["depth"] = depth
     return entry
+
+
+@pytest.fixture
+def resolve(monkeypatch):
+    """Makes the given host names resolve to 127.0.0.1 for every client (they all end in
+    socket.getaddrinfo), so that a URL can carry the host a certificate was issued for."""
+    original = socket.getaddrinfo
+    names = set()
+
+    def getaddrinfo(host, *args, **kwargs):
+        # anyio (httpx.AsyncClient) passes the name IDNA-encoded, as bytes.
+        name = host.decode("ascii") if isinstance(host, bytes) else host
+        return original("127.0.0.1" if name in names else host, *args, **kwargs)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return names.update
 
 
 @pytest.fixture

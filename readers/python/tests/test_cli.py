@@ -44,8 +44,12 @@ def setup(tmp_path, pki):
         pin(NAME, pki.pinned.fingerprint),
         pin(NAME, pki.intermediate.fingerprint, depth=1),
         pin("old.example.com", pki.pinned.fingerprint, expires=1000),
+        pin("localhost", pki.unpinned.fingerprint),  # the test leaves' common name (N)
     ])))
     (tmp_path / "leaf.pem").write_bytes(pki.pinned.pem)
+    (tmp_path / "unpinned.pem").write_bytes(pki.unpinned.pem)
+    (tmp_path / "wrong.pem").write_bytes(pki.wrong_name.pem)
+    (tmp_path / "not-a-certificate.der").write_bytes(bytes([0x30, 0x03, 0x02, 0x01, 0x00]))
     (tmp_path / "chain.pem").write_bytes(pki.unpinned.pem + pki.intermediate.pem)
     (tmp_path / "leaf.der").write_bytes(pki.pinned.der)
     (tmp_path / "chain.der").write_bytes(pki.unpinned.der + pki.intermediate.der)
@@ -76,6 +80,47 @@ def test_hex_fingerprint_depth_and_certificates(setup, pki):
         result = python_cli("validate", *common(setup), "--name", NAME, "--certificate", str(setup / file))
         assert result.returncode == 0, (file, result.stdout, result.stderr)
         assert result.stdout.startswith("depth 0: sha256 ")
+
+
+def test_with_a_certificate_the_leafs_common_name_is_consulted_too(setup, pki):
+    # The unpinned leaf (CN localhost) is pinned under localhost only: --name api.example.com
+    # and its CN both count, as for a TLS connection to api.example.com presenting it.
+    result = python_cli("validate", *common(setup), "--name", NAME, "--certificate", str(setup / "unpinned.pem"))
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert result.stdout.splitlines()[1:] == [
+        f"note: the leaf's common name 'localhost' differs from --name '{NAME}': "
+        "pins under either are compared, and pinning is skipped only if domainsConfig exempts both",
+        "trusted"]
+    # A bare fingerprint has no certificate and so no common name: only --name is consulted.
+    alone = python_cli("validate", *common(setup), "--name", NAME, "--fingerprint", pki.unpinned.fingerprint)
+    assert alone.returncode == 1
+    # A leaf named as --name (ASCII case aside) needs no note.
+    same = python_cli("validate", *common(setup), "--name", "LocalHost", "--certificate", str(setup / "unpinned.pem"))
+    assert (same.returncode, same.stdout.splitlines()[1:]) == (0, ["trusted"])
+
+
+def test_messages_name_the_host_and_a_differing_common_name(setup, pki):
+    result = python_cli("validate", *common(setup), "--name", NAME, "--certificate", str(setup / "wrong.pem"))
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[-1] == (f"untrusted: store '{STORE}' pins '{NAME}' (certificate common name "
+                                              "'wrong.example.com'), but not this certificate")
+    result = python_cli("validate", *common(setup), "--expected-common-name", "www.example.com",
+                        "--name", NAME, "--certificate", str(setup / "wrong.pem"))
+    assert result.stdout.splitlines()[-1] == (f"untrusted: '{NAME}' (certificate common name 'wrong.example.com') "
+                                              f"is not among the expected_common_names of store '{STORE}'")
+
+
+def test_names_ignore_ascii_case_only(setup, pki):
+    assert python_cli("validate", *common(setup), "--name", "API.Example.COM",
+                      "--fingerprint", pki.pinned.fingerprint).returncode == 0
+    # U+017F LATIN SMALL LETTER LONG S is not "s", whatever casefold() says.
+    long_s = python_cli("validate", *common(setup), "--name", "localho\u017ft", "--fingerprint", pki.unpinned.fingerprint)
+    assert long_s.returncode == 2
+
+
+def test_a_leaf_whose_subject_cannot_be_read_is_bad_data(setup):
+    result = python_cli("validate", *common(setup), "--name", NAME, "--certificate", str(setup / "not-a-certificate.der"))
+    assert result.returncode == 65, (result.stdout, result.stderr)
 
 
 def test_fallback_and_expected_names(setup, pki):
@@ -126,11 +171,14 @@ COMPARED = {  # case: (arguments, the exit status both must give)
     "trusted": (["--name", NAME, "--fingerprint", "{pinned}"], 0),
     "untrusted": (["--name", NAME, "--fingerprint", "{unpinned}"], 1),
     "empty-expired": (["--name", "old.example.com", "--fingerprint", "{pinned}"], 2),
-    "empty-other-case": (["--name", "API.example.com", "--fingerprint", "{pinned}"], 2),
+    "other-case": (["--name", "API.example.com", "--fingerprint", "{pinned}"], 0),  # ASCII case is ignored
     "depth-1": (["--name", NAME, "--fingerprint", "{intermediate}", "--depth", "1"], 0),
     "depth-mismatch": (["--name", NAME, "--fingerprint", "{pinned}", "--depth", "1"], 1),
     "pem-chain": (["--name", NAME, "--certificate", "{dir}/chain.pem"], 0),
     "der-leaf": (["--name", NAME, "--certificate", "{dir}/leaf.der"], 0),
+    "common-name-pins": (["--name", NAME, "--certificate", "{dir}/unpinned.pem"], 0),  # pinned under its CN only
+    "fingerprint-host-only": (["--name", NAME, "--fingerprint", "{unpinned}"], 1),
+    "common-name-untrusted": (["--name", NAME, "--certificate", "{dir}/wrong.pem"], 1),
     "unexpected-name": (["--name", "www.example.com", "--fingerprint", "{pinned}"], 1),
     "missing-certificate": (["--name", NAME, "--certificate", "{dir}/nope.pem"], 66),
     "garbage-certificate": (["--name", NAME, "--certificate", "{dir}/garbage.pem"], 65),
@@ -157,7 +205,10 @@ def test_agrees_with_the_swift_pinkeeper_validate(case, setup, pki):
                            capture_output=True, text=True, timeout=60)
     python = python_cli("validate", *common(setup), *[f"--expected-common-name={n}" for n in expected_names], *arguments)
     assert (swift.returncode, python.returncode) == (status, status), (swift.stdout, swift.stderr, python.stdout, python.stderr)
-    # The verdict line is the same; Swift's --certificate lines also show subject and expiry.
+    # The verdict line and the note on a leaf's differing common name are the same; Swift's
+    # --certificate lines also show subject and expiry.
     last = lambda text: text.strip().splitlines()[-1] if text.strip() else ""
+    notes = lambda text: [line for line in text.splitlines() if line.startswith("note: ")]
     if swift.returncode in (0, 1, 2):
         assert last(python.stdout) == last(swift.stdout)
+        assert notes(python.stdout) == notes(swift.stdout)

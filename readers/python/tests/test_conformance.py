@@ -39,15 +39,17 @@ def file_content(case):
 
 
 def ask(reader: CacheReader, case) -> str:
+    # `name` is H, the verified host; `common_name`, when given, is N, the leaf's CN.
     question, now = case["question"], case["now"]
+    host, common_name = question["name"], question.get("common_name")
     if "fingerprint" in question:
         digest = base64.b64decode(question["fingerprint"])
-        return reader.verdict(question["name"], digest, question.get("depth", 0), now=now).value
+        return reader.verdict(host, digest, question.get("depth", 0), now=now, common_name=common_name).value
     if "verified_chain" in question:
         digests = [base64.b64decode(f) for f in question["verified_chain"]]
-        return reader.verdict_for_verified_digests(question["name"], digests, now=now).value
+        return reader.verdict_for_verified_digests(host, digests, now=now, common_name=common_name).value
     der = ssl.PEM_cert_to_DER_cert(question["certificate_pem"])
-    return reader.verdict_for_certificate(question["name"], der, now=now).value
+    return reader.verdict_for_certificate(host, der, now=now, common_name=common_name).value
 
 
 def open_reader(directory: Path, case) -> CacheReader:
@@ -83,6 +85,8 @@ def test_conformance_case(case, tmp_path):
 def test_the_table_covers_every_question_kind():
     kinds = {next(k for k in ("fingerprint", "verified_chain", "certificate_pem") if k in c["question"]) for c in load_cases()}
     assert kinds == {"fingerprint", "verified_chain", "certificate_pem"}
+    # Both kinds of question: by the host alone, and by the host with the leaf's common name.
+    assert {"common_name" in c["question"] for c in load_cases()} == {True, False}
 
 
 def test_an_invalid_first_version_is_an_error_from_the_constructor(tmp_path):

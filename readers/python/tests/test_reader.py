@@ -143,3 +143,57 @@ def test_cache_document_helper_writes_a_valid_cache(tmp_path):
     path = tmp_path / f"{STORE}.json"
     path.write_text(json.dumps(cache_document([pin("a", B64[FP1])])))
     assert CacheReader(STORE, cache_directory=str(tmp_path)).cache.store == STORE
+
+
+# The two names of PROTOCOL.md §5.1 and how names compare.
+
+def test_names_fold_ascii_letters_and_nothing_else():
+    from pinkeeper.pins import fold_name
+    assert fold_name("API.Example.COM") == "api.example.com"
+    # Each of these is another name, though str.lower(), upper() or casefold() would merge it.
+    for other, ascii_name in (("\u212a.example", "k.example"), ("\u0131.example", "i.example"),
+                              ("\u017f.example", "s.example"), ("stra\u00dfe", "strasse"),
+                              ("\u00dc.example", "\u00fc.example"), ("cafe\u0301", "caf\u00e9")):
+        assert fold_name(other) != fold_name(ascii_name), other
+    assert fold_name("api.example.com.") != fold_name("api.example.com")  # a trailing dot too
+
+
+def test_questions_take_the_host_positionally_and_the_common_name_by_keyword(cache_dir):
+    cache_dir(pin("api.example.com", B64[FP1]), pin("gw-7.internal.example", B64[FP2]))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    assert reader.verdict("api.example.com", FP1, 0, NOW) is Verdict.TRUSTED
+    assert reader.verdict("api.example.com", FP2, 0, NOW) is Verdict.UNTRUSTED
+    assert reader.verdict("API.example.com", FP2, 0, NOW, common_name="GW-7.internal.example") is Verdict.TRUSTED
+    assert reader.verdict_for_verified_digests("www.example.com", [FP2], NOW,
+                                               common_name="gw-7.internal.example") is Verdict.TRUSTED
+    assert reader.verdict_for_verified_digests("www.example.com", [FP2], NOW) is Verdict.EMPTY
+
+
+def test_pins_are_indexed_under_their_folded_names(cache_dir):
+    cache_dir(pin("API.example.com", B64[FP1]), pin("api.EXAMPLE.com", B64[FP2]), pin("\u212a.example", B64[FP1]))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    reader.refresh()
+    assert sorted(reader._by_name) == ["api.example.com", "\u212a.example"]
+    assert len(reader._by_name["api.example.com"]) == 2
+    assert reader.verdict("k.example", FP1, now=NOW) is Verdict.EMPTY
+
+
+def test_domains_config_exempts_only_when_every_name_is_exempt(cache_dir):
+    config = {"sslPinningRequiredForUnlisted": False,
+              "domains": [{"name": "API.example.com", "sslPinningRequired": True}]}
+    cache_dir(pin("api.example.com", B64[FP1]), domains_config=config, mode="challenge")
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    assert reader.cache.domains_config.pinning_required("api.EXAMPLE.com")
+    assert reader.verdict("unlisted.example", FP2, now=NOW) is Verdict.TRUSTED
+    assert reader.verdict("api.example.com", FP2, now=NOW, common_name="unlisted.example") is Verdict.UNTRUSTED
+    assert reader.verdict("unlisted.example", FP2, now=NOW, common_name="api.example.com") is Verdict.UNTRUSTED
+
+
+def test_expected_names_admit_the_host_or_the_common_name(cache_dir):
+    cache_dir(pin("api.example.com", B64[FP1]))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory, expected_common_names=["API.example.com"])
+    assert reader.admits("api.example.com") and reader.admits("www.example.com", common_name="api.EXAMPLE.com")
+    assert not reader.admits("www.example.com") and not reader.admits("www.example.com", common_name="cdn.example.com")
+    assert reader.verdict("www.example.com", FP1, now=NOW, common_name="cdn.example.com") is Verdict.UNTRUSTED
+    assert reader.verdict("www.example.com", FP1, now=NOW, common_name="api.example.com") is Verdict.TRUSTED
+    assert reader.verdict("api.example.com", FP1, now=NOW, common_name="www.example.com") is Verdict.TRUSTED

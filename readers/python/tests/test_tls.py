@@ -1,7 +1,8 @@
 """The TLS helpers against real TLS servers on loopback: plain ssl sockets, http.client,
 urllib3, requests and httpx (sync and async). For each: a pinned server passes, an unpinned one
 (same CA, same host name) fails, a pinned certificate served under the wrong host name fails on
-the host name, and a store without pins fails as `empty`."""
+the host name, a store without pins fails as `empty`, and a certificate whose common name is
+not the host cannot use that name to escape the host's pinning (PROTOCOL.md §5.1)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import hashlib
 import http.client
 import socket
 import ssl
+import types
+from urllib.parse import urlsplit
 
 import pytest
 
 from pinkeeper import CacheReader, Verdict
-from pinkeeper.tls import HAS_VERIFIED_CHAIN, PinningError, pinned_context
+from pinkeeper.tls import HAS_VERIFIED_CHAIN, PinningError, check_connection, pinned_context
 
-from conftest import HOST, STORE, pin
+from conftest import HOST, STORE, domains_config, issue, pin
 
 X509_V_ERR_HOSTNAME_MISMATCH = 62
 
@@ -47,10 +50,10 @@ def hostname_mismatch(error) -> bool:
 # One way per library to fetch a URL through the pinned context; each returns the body.
 
 def fetch_socket(url, context):
-    port = int(url.rsplit(":", 1)[1].strip("/"))
+    host, port = urlsplit(url).hostname, urlsplit(url).port
     with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
-        with context.wrap_socket(raw, server_hostname=HOST) as tls:
-            tls.sendall(f"GET / HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode())
+        with context.wrap_socket(raw, server_hostname=host) as tls:
+            tls.sendall(f"GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
             data = b""
             while chunk := tls.recv(4096):
                 data += chunk
@@ -58,8 +61,7 @@ def fetch_socket(url, context):
 
 
 def fetch_http_client(url, context):
-    port = int(url.rsplit(":", 1)[1].strip("/"))
-    connection = http.client.HTTPSConnection(HOST, port, context=context, timeout=10)
+    connection = http.client.HTTPSConnection(urlsplit(url).hostname, urlsplit(url).port, context=context, timeout=10)
     try:
         connection.request("GET", "/")
         return connection.getresponse().read()
@@ -238,3 +240,164 @@ def test_root_pin_at_depth_2_matches_the_verified_chain(pki, serve, reader_for):
     server = serve(pki.pinned)
     reader = reader_for(pin(HOST, pki.root.fingerprint, depth=2))
     assert fetch_socket(server.url, pinned_context(reader, cafile=pki.ca_file)) == BODY
+
+
+# The host decides (PROTOCOL.md §5.1). A certificate wrongly issued for API (in its SAN, so host-name
+# verification passes) carries whatever common name its holder chose. Pins are looked up under the
+# host the connection verified and under that CN; the CN can add pins to compare, never lift the
+# host's requirement to match one.
+
+API = "api.example.com"
+
+
+@pytest.fixture(scope="module")
+def leaf_for(pki):
+    """A leaf from the test CA, valid for `host` (its only SAN), with the given common name."""
+    issued = {}
+
+    def make(common_name, host=API):
+        if (common_name, host) not in issued:
+            issued[common_name, host] = issue(common_name, pki.intermediate, dns_names=[host])
+        return issued[common_name, host]
+    return make
+
+
+def refused(fetch, url, context, server):
+    """Fetches expecting a PinningError; checks that the request never reached the server."""
+    with pytest.raises(Exception) as raised:
+        fetch(url, context)
+    server.stop()  # waits for every handler: `paths` is complete
+    assert server.paths == [], "the request was sent to an unpinned server"
+    return pinning_error(raised.value)
+
+
+@pytest.mark.parametrize("fetch", CLIENTS, ids=lambda f: f.__name__[6:])
+class TestTheHostDecides:
+    def test_a_common_name_exempt_from_pinning_does_not_exempt_the_host(self, fetch, pki, serve, reader_for,
+                                                                        leaf_for, resolve):
+        # The reported bypass: the signed domainsConfig requires pinning for API and for no
+        # unlisted name; the rogue leaf names itself unlisted.example. Looked up under its CN
+        # alone, it was `trusted` and the request went out.
+        resolve({API})
+        server = serve(leaf_for("unlisted.example"))
+        reader = reader_for(pin(API, leaf_for(API).fingerprint), mode="challenge",
+                            domains_config=domains_config(False, {API: True}))
+        error = refused(fetch, server.url_for(API), pinned_context(reader, cafile=pki.ca_file), server)
+        assert error.verdict is Verdict.UNTRUSTED
+        assert (error.host, error.common_name) == (API, "unlisted.example")
+        assert all(part in str(error) for part in (f"'{STORE}'", f"'{API}'", "'unlisted.example'")), str(error)
+
+    def test_pins_under_the_host_match_a_leaf_with_another_common_name(self, fetch, pki, serve, reader_for,
+                                                                       leaf_for, resolve):
+        # A load balancer's leaf valid for API but named gw-7.internal.example: pinned under the
+        # host the client asked for, it passes (looked up under its CN alone it was `empty`).
+        resolve({API})
+        leaf = leaf_for("gw-7.internal.example")
+        server = serve(leaf)
+        reader = reader_for(pin(API, leaf.fingerprint))
+        assert fetch(server.url_for(API), pinned_context(reader, cafile=pki.ca_file)) == BODY
+
+
+def test_a_common_name_listed_as_not_required_does_not_exempt_the_host(pki, serve, reader_for, leaf_for, resolve):
+    resolve({API})
+    server = serve(leaf_for("static.example.com"))
+    reader = reader_for(pin(API, leaf_for(API).fingerprint), mode="challenge",
+                        domains_config=domains_config(True, {API: True, "static.example.com": False}))
+    error = refused(fetch_socket, server.url_for(API), pinned_context(reader, cafile=pki.ca_file), server)
+    assert error.verdict is Verdict.UNTRUSTED
+
+
+def test_a_common_name_pinned_to_another_certificate_does_not_match(pki, serve, reader_for, leaf_for, resolve):
+    # pay.example.com's pins are compared too (the leaf claims that name), but they pin another certificate.
+    resolve({API})
+    server = serve(leaf_for("pay.example.com"))
+    reader = reader_for(pin(API, leaf_for(API).fingerprint), pin("pay.example.com", pki.pinned.fingerprint))
+    error = refused(fetch_socket, server.url_for(API), pinned_context(reader, cafile=pki.ca_file), server)
+    assert error.verdict is Verdict.UNTRUSTED and error.common_name == "pay.example.com"
+
+
+def test_pinning_is_skipped_only_when_neither_name_requires_it(pki, serve, reader_for, leaf_for, resolve):
+    resolve({API})
+    server = serve(leaf_for("www.example.com"))
+    exempt = {API: False, "www.example.com": False}
+    reader = reader_for(pin(API, leaf_for(API).fingerprint), mode="challenge", domains_config=domains_config(True, exempt))
+    assert fetch_socket(server.url_for(API), pinned_context(reader, cafile=pki.ca_file)) == BODY
+    # The same list in a static-mode file is not covered by a signature: ignored, pins apply.
+    reader = reader_for(pin(API, leaf_for(API).fingerprint), mode="static", domains_config=domains_config(True, exempt))
+    with pytest.raises(PinningError):
+        fetch_socket(server.url_for(API), pinned_context(reader, cafile=pki.ca_file))
+
+
+def test_the_verified_host_compares_ignoring_ascii_case(pki, serve, reader_for, leaf_for):
+    # OpenSSL matched the SAN ignoring case; the pins, listed under api.example.com, do too.
+    leaf = leaf_for("gw-7.internal.example")
+    server = serve(leaf)
+    context = pinned_context(reader_for(pin(API, leaf.fingerprint)), cafile=pki.ca_file)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
+        with context.wrap_socket(raw, server_hostname="API.Example.COM") as tls:
+            assert tls.server_hostname == "API.Example.COM"
+
+
+def test_expected_names_admit_the_host_or_the_common_name(pki, serve, cache_dir, leaf_for, resolve):
+    resolve({API})
+    leaf = leaf_for("gw-7.internal.example")
+    server = serve(leaf)
+    cache_dir(pin(API, leaf.fingerprint))
+    for expected in ([API], ["gw-7.internal.example"]):
+        reader = CacheReader(STORE, cache_directory=cache_dir.directory, expected_common_names=expected)
+        assert fetch_socket(server.url_for(API), pinned_context(reader, cafile=pki.ca_file)) == BODY
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory, expected_common_names=["www.example.com"])
+    with pytest.raises(PinningError, match="is not among the expected_common_names") as raised:
+        fetch_socket(server.url_for(API), pinned_context(reader, cafile=pki.ca_file))
+    assert raised.value.verdict is Verdict.UNTRUSTED
+
+
+def test_the_context_common_name_replaces_the_leafs_but_never_the_host(pki, serve, reader_for, leaf_for, resolve):
+    resolve({API})
+    rogue = serve(leaf_for("unlisted.example"))
+    reader = reader_for(pin(API, leaf_for(API).fingerprint), mode="challenge",
+                        domains_config=domains_config(False, {API: True}))
+    # An exempt name given to the context exempts no more than an exempt CN does.
+    with pytest.raises(PinningError):
+        fetch_socket(rogue.url_for(API), pinned_context(reader, cafile=pki.ca_file, common_name="unlisted.example"))
+    # The operator's name stands in for the leaf's CN: its pins are compared.
+    leaf = leaf_for("gw-7.internal.example")
+    server = serve(leaf)
+    reader = reader_for(pin("operator.example", leaf.fingerprint))
+    with pytest.raises(PinningError) as raised:
+        fetch_socket(server.url_for(API), pinned_context(reader, cafile=pki.ca_file))
+    assert raised.value.verdict is Verdict.EMPTY
+    context = pinned_context(reader, cafile=pki.ca_file, common_name="operator.example")
+    assert fetch_socket(server.url_for(API), context) == BODY
+
+
+def test_a_connection_without_a_verified_host_name_is_refused(pki, serve, reader_for):
+    server = serve(pki.pinned)
+    reader = reader_for(pin(HOST, pki.pinned.fingerprint))
+    # No server_hostname and check_hostname off: nothing says which host the chain is for.
+    context = pinned_context(reader, cafile=pki.ca_file)
+    context.check_hostname = False
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
+        with pytest.raises(PinningError, match="must stay on"):
+            context.wrap_socket(raw, server_hostname=None)
+    # With check_hostname on, Python itself refuses a connection that names no host.
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
+        with pytest.raises(ValueError, match="server_hostname"):
+            pinned_context(reader, cafile=pki.ca_file).wrap_socket(raw)
+    server.stop()
+    assert server.paths == []
+
+
+def test_check_connection_refuses_a_connection_that_names_no_host(cache_dir, pki):
+    # Should a connection object report verification on but no host name, the check must not
+    # fall back to the certificate's own common name.
+    cache_dir(pin(HOST, pki.pinned.fingerprint))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    context = types.SimpleNamespace(verify_mode=ssl.CERT_REQUIRED, check_hostname=True)
+    for host in (None, ""):
+        connection = types.SimpleNamespace(context=context, server_side=False, server_hostname=host,
+                                           getpeercert=lambda binary_form=False: pki.pinned.der if binary_form else
+                                           {"subject": ((("commonName", HOST),),)})
+        with pytest.raises(PinningError, match="no server_hostname") as raised:
+            check_connection(connection, reader)
+        assert raised.value.verdict is Verdict.UNTRUSTED and f"'{STORE}'" in str(raised.value)

@@ -11,12 +11,13 @@ final class ProbeWorld: @unchecked Sendable {  // immutable after init; files ar
     let pki: TestPKI
     let server: FixtureServer
 
-    init(_ label: String) throws {
+    /// `leafCommonName`: the CN the leaf carries instead of its host name.
+    init(_ label: String, leafCommonName: String? = nil) throws {
         world = try ReaderWorld()
         pki = TestPKI("probe-\(label)")
         pki.ca("root")
         pki.ca("intermediate", issuer: "root")
-        pki.leaf("leaf", issuer: "intermediate", host: Self.name)
+        pki.leaf("leaf", issuer: "intermediate", host: Self.name, commonName: leafCommonName)
         pki.bundle("served", ["leaf", "intermediate"])
         server = try FixtureServer(certificateFile: pki.pem("served"), keyFile: pki.key("served"))
     }
@@ -60,7 +61,9 @@ final class ProbeWorld: @unchecked Sendable {  // immutable after init; files ar
         try world.configure([.init(id: "api", extra: probeKeys, url: url)] + others, topLevel: topLevel)
     }
 
-    func publish(_ pins: [Pin]) throws { try world.publish("api", pins) }
+    func publish(_ pins: [Pin], domainsConfig: DomainsConfig? = nil) throws {
+        try world.publish("api", pins, domainsConfig: domainsConfig)
+    }
 
     func pin(_ part: String, depth: Int = 0, expires: Int64 = ReaderWorld.future) -> Pin {
         Pin(name: Self.name, fingerprint: digest(part), expires: expires, depth: depth)

@@ -25,10 +25,11 @@ final class TestPKI: @unchecked Sendable {  // the directory is immutable; files
         return commonName
     }
 
-    /// A server certificate `name.pem` (and `name.key`) for `host` (CN and DNS name; default
-    /// `localhost`) and 127.0.0.1, signed by `issuer`.
-    func leaf(_ name: String, issuer: String, host: String = "localhost") {
-        make(name, commonName: host, issuer: issuer, extensions: """
+    /// A server certificate `name.pem` (and `name.key`) for `host` (DNS name, and CN unless
+    /// `commonName` chooses another, as a certificate's holder may; default `localhost`) and
+    /// 127.0.0.1, signed by `issuer`.
+    func leaf(_ name: String, issuer: String, host: String = "localhost", commonName: String? = nil) {
+        make(name, commonName: commonName ?? host, issuer: issuer, extensions: """
             basicConstraints=critical,CA:FALSE
             keyUsage=critical,digitalSignature
             extendedKeyUsage=serverAuth

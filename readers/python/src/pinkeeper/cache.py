@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import validation
-from .pins import (INT64_MAX, INT64_MIN, DomainsConfig, Pin, PinList, PinListError, loads_json, member, optional_member,
-                   parse_pin_list)
+from .pins import (INT64_MAX, INT64_MIN, DomainsConfig, Pin, PinList, PinListError, fold_name, loads_json, member,
+                   optional_member, parse_pin_list)
 from .validation import Verdict
 
 FORMAT_VERSION = 1
@@ -100,7 +100,8 @@ def now() -> int:
 
 class CacheReader:
     """Answers "may I trust this TLS peer?" for a long-running process from one store's cache
-    file plus the store's fallback pins, with Wultra's semantics (PROTOCOL.md §5).
+    file plus the store's fallback pins, with Wultra's semantics as PROTOCOL.md §5 and §5.1 decide
+    them: by the host the client verified and the leaf's common name.
 
     Every question first stats the file; it is read and parsed again only when its device,
     inode, size or modification time changed (the daemon replaces it atomically, so each version
@@ -115,6 +116,8 @@ class CacheReader:
         self.store = store
         self.path = path or os.path.join(cache_directory, f"{store}.json")
         self.expected_common_names = None if expected_common_names is None else tuple(expected_common_names)
+        self._expected = (None if expected_common_names is None
+                          else frozenset(fold_name(name) for name in self.expected_common_names))
         self.fallback_pins = read_fallback(fallback_file) if fallback_file else ()
         self._lock = threading.Lock()
         self._identity: object = None  # nothing looked at yet
@@ -126,23 +129,40 @@ class CacheReader:
             raise self.problem
 
     # Questions
+    #
+    # Each takes the two names of PROTOCOL.md §5.1. `host` (H) is the host the client connected
+    # to and had the platform verify the certificate for (URL host, SNI, `server_hostname`); it
+    # always takes part. `common_name` (N) is the leaf's most specific common name, when the leaf
+    # is known; pins under it are compared too, but it never lifts a requirement H has. Names
+    # compare as `pinkeeper.pins.fold_name` does: code points, ASCII letters ignoring case.
 
-    def verdict(self, name: str, fingerprint: bytes, depth: int = 0, now: Optional[int] = None) -> Verdict:
+    def verdict(self, host: str, fingerprint: bytes, depth: int = 0, now: Optional[int] = None, *,
+                common_name: Optional[str] = None) -> Verdict:
         """One certificate's raw SHA-256 digest, presented at `depth` (0 = leaf)."""
-        return self._decide(name, now, validation.at_depth(bytes(fingerprint), depth))
+        return self._decide(host, common_name, now, validation.at_depth(bytes(fingerprint), depth))
 
-    def verdict_for_certificate(self, name: str, der: bytes, now: Optional[int] = None) -> Verdict:
-        """A leaf certificate as DER bytes."""
-        return self.verdict(name, hashlib.sha256(der).digest(), 0, now)
+    def verdict_for_certificate(self, host: str, der: bytes, now: Optional[int] = None, *,
+                                common_name: Optional[str] = None) -> Verdict:
+        """A leaf certificate as DER bytes. Its common name is not read from `der`: pass it as
+        `common_name` (the TLS helpers and the command line do)."""
+        return self.verdict(host, hashlib.sha256(der).digest(), 0, now, common_name=common_name)
 
-    def verdict_for_verified_chain(self, name: str, chain: Sequence[bytes], now: Optional[int] = None) -> Verdict:
+    def verdict_for_verified_chain(self, host: str, chain: Sequence[bytes], now: Optional[int] = None, *,
+                                   common_name: Optional[str] = None) -> Verdict:
         """The VERIFIED chain as DER certificates, leaf first (never the certificates a server
         merely presented: it may send any extra certificate it likes)."""
-        return self.verdict_for_verified_digests(name, [hashlib.sha256(der).digest() for der in chain], now)
+        return self.verdict_for_verified_digests(host, [hashlib.sha256(der).digest() for der in chain], now,
+                                                 common_name=common_name)
 
-    def verdict_for_verified_digests(self, name: str, digests: Sequence[bytes], now: Optional[int] = None) -> Verdict:
+    def verdict_for_verified_digests(self, host: str, digests: Sequence[bytes], now: Optional[int] = None, *,
+                                     common_name: Optional[str] = None) -> Verdict:
         """SHA-256 digests of the verified chain's certificates, leaf first."""
-        return self._decide(name, now, validation.in_verified_chain([bytes(d) for d in digests]))
+        return self._decide(host, common_name, now, validation.in_verified_chain([bytes(d) for d in digests]))
+
+    def admits(self, host: str, *, common_name: Optional[str] = None) -> bool:
+        """Whether `expected_common_names` (if set) include the host or the common name; when
+        they do not, every question answers UNTRUSTED."""
+        return validation.admits(validation.peer_names(host, common_name), self._expected)
 
     # Inspection
 
@@ -162,18 +182,20 @@ class CacheReader:
 
     # State
 
-    def _decide(self, name: str, at: Optional[int], matches) -> Verdict:
+    def _decide(self, host: str, common_name: Optional[str], at: Optional[int], matches) -> Verdict:
+        names = validation.peer_names(host, common_name)
         with self._lock:
             self._refresh_locked()
-            pins = self._by_name.get(name, [])
+            # The names are distinct once folded, so their pin lists never overlap.
+            pins = [pin for name in names for pin in self._by_name.get(name, ())]
             domains = self._cache.usable_domains_config if self._cache else None
-        return validation.decide(pins, name, now() if at is None else at, matches,
-                                 self.expected_common_names, domains)
+        return validation.decide(pins, names, now() if at is None else at, matches, self._expected, domains)
 
     def _index(self, cache: Optional[CacheFile]) -> Dict[str, List[Pin]]:
+        """Pins by folded name, cached then fallback: a question looks up at most two keys."""
         by_name: Dict[str, List[Pin]] = {}
         for pin in (cache.usable_pins if cache else ()) + tuple(self.fallback_pins):
-            by_name.setdefault(pin.name, []).append(pin)
+            by_name.setdefault(fold_name(pin.name), []).append(pin)
         return by_name
 
     def _refresh_locked(self) -> None:

@@ -6,10 +6,22 @@ import base64
 import binascii
 import json
 import re
+import string
 from dataclasses import dataclass
 from typing import Any, Optional
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+_ASCII_LETTERS_FOLDED = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def fold_name(name: str) -> str:
+    """A name as every pinkeeper reader compares names (PROTOCOL.md §5.1): its Unicode scalars
+    with A-Z folded to a-z and nothing else changed; two names are the same name when their folds
+    are equal. Not str.lower(), upper() or casefold(): lower() and casefold() turn the Kelvin
+    sign U+212A into "k", upper() makes the dotless "ı" an "I", and DNS folds ASCII letters only.
+    No normalisation either: "é" and "e" + U+0301 stay two names, as in the Swift and Java readers."""
+    return name.translate(_ASCII_LETTERS_FOLDED)
 
 
 @dataclass(frozen=True)
@@ -29,15 +41,18 @@ class Pin:
 
 @dataclass(frozen=True)
 class DomainsConfig:
-    """The 2026 `domainsConfig`: which common names need pinning at all."""
+    """The 2026 `domainsConfig`: which names need pinning at all."""
 
     required_for_unlisted: bool
     domains: tuple  # ((name, required), ...) in document order
 
     def pinning_required(self, name: str) -> bool:
+        """Whether a peer known by `name` must match a pin (names compared as `fold_name`). A
+        peer has up to two names, and pinning is skipped only if it is required for neither."""
+        folded = fold_name(name)
         # The first entry for a name wins, as in the Swift reader.
         for listed, required in self.domains:
-            if listed == name:
+            if fold_name(listed) == folded:
                 return required
         return self.required_for_unlisted
 

@@ -3,6 +3,8 @@
 `pinned_context(reader)` is an `ssl.SSLContext` for clients that verifies the chain and the host
 name exactly as `ssl.create_default_context()` does, and then, once the handshake succeeded,
 checks the server's certificates against the store's pins before any application data is sent.
+Pins are looked up under the host the handshake verified and the leaf's common name (PROTOCOL.md
+§5.1); a connection without a verified host name is refused.
 It works wherever an `SSLContext` is accepted: `wrap_socket`, `http.client`, `urllib.request`,
 `urllib3.PoolManager(ssl_context=...)`, `requests` (`pinkeeper.requests_adapter`), and
 `httpx.Client(verify=...)` / `httpx.AsyncClient(verify=...)`.
@@ -14,7 +16,7 @@ import ssl
 from typing import List, Optional
 
 from .cache import CacheReader
-from .validation import Verdict
+from .validation import Verdict, describe
 
 #: Whether this interpreter can give the chain OpenSSL verified (Python 3.13+). Without it only
 #: the leaf is known, so pins with depth >= 1 never apply (fail closed: a name pinned only at
@@ -24,14 +26,17 @@ HAS_VERIFIED_CHAIN = hasattr(ssl.SSLSocket, "get_verified_chain") and hasattr(ss
 
 class PinningError(ssl.SSLCertVerificationError):
     """The chain and host name verified, but the certificate is not pinned (`untrusted`) or the
-    store has no valid pin for the name (`empty`: the store needs an update). Both mean reject.
-    A subclass of `ssl.SSLCertVerificationError`, so every HTTP library reports it as a TLS
-    verification failure."""
+    store has no valid pin for the peer's names (`empty`: the store needs an update), or there
+    was no verified host name to decide by. All mean reject. A subclass of
+    `ssl.SSLCertVerificationError`, so every HTTP library reports it as a TLS verification
+    failure. `host` and `common_name` are the names that were consulted (None when unknown)."""
 
-    def __init__(self, message: str, verdict: Optional[Verdict] = None, common_name: Optional[str] = None):
+    def __init__(self, message: str, verdict: Optional[Verdict] = None, common_name: Optional[str] = None,
+                 host: Optional[str] = None):
         super().__init__(message)
         self.verify_message = message
         self.verdict = verdict
+        self.host = host
         self.common_name = common_name
 
     def __str__(self) -> str:
@@ -41,9 +46,13 @@ class PinningError(ssl.SSLCertVerificationError):
 def pinned_context(reader: CacheReader, *, cafile: Optional[str] = None, capath: Optional[str] = None,
                    cadata=None, common_name: Optional[str] = None) -> "PinnedSSLContext":
     """A client context with the platform's default verification (or only the given CAs, as
-    `ssl.create_default_context` takes them) plus the pins of `reader`. Pins are looked up under
-    the leaf certificate's common name (the most specific CN, as Wultra's clients do), or under
-    `common_name` when given."""
+    `ssl.create_default_context` takes them) plus the pins of `reader`.
+
+    Pins are looked up under two names (PROTOCOL.md §5.1): the host the connection verified
+    (`server_hostname`), always, and the leaf certificate's common name (the most specific CN, as
+    Wultra's clients use). `common_name`, when given, is consulted instead of the leaf's CN: an
+    operator's fixed name in place of the one the certificate's holder chose. It never replaces
+    the host, so it cannot lift a pinning requirement the host has."""
     context = PinnedSSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED and check_hostname on
     if cafile or capath or cadata:
         context.load_verify_locations(cafile, capath, cadata)
@@ -76,7 +85,9 @@ def leaf_common_name(connection) -> Optional[str]:
 
 def check_connection(connection, reader: CacheReader, common_name: Optional[str] = None) -> Verdict:
     """Checks a connection whose handshake finished: chain and host name verification must have
-    been on, then the verified chain must match a live pin. Raises PinningError otherwise."""
+    been on, then the verified chain must match a live pin for the verified host
+    (`connection.server_hostname`) or the leaf's common name (`common_name` instead, when
+    given). Raises PinningError otherwise."""
     context = connection.context
     if context.verify_mode != ssl.CERT_REQUIRED or not context.check_hostname:
         # Without them the "verified" chain is only what the server sent, and any pinned
@@ -86,20 +97,30 @@ def check_connection(connection, reader: CacheReader, common_name: Optional[str]
                            "e.g. by urllib3's assert_fingerprint or assert_hostname?")
     if connection.server_side:
         raise PinningError("pinkeeper: pins are checked on client connections only")
+    # H: what check_hostname verified the certificate for. Without it only the certificate's own
+    # CN would be left to decide by, which is the name its holder chose: refuse instead.
+    host = connection.server_hostname
+    if not host:
+        raise PinningError(f"pinkeeper: store '{reader.store}' decides by the host name the connection "
+                           "verified, and this connection has none (no server_hostname): refused",
+                           Verdict.UNTRUSTED)
     chain = verified_chain(connection)
+    if not chain:
+        raise PinningError(f"pinkeeper: the server sent no certificate for {describe(host)} (store '{reader.store}')",
+                           Verdict.UNTRUSTED, None, host)
     name = common_name or leaf_common_name(connection)
-    if not chain or name is None:
-        raise PinningError("pinkeeper: the server's certificate has no common name to look pins up under",
-                           Verdict.UNTRUSTED, name)
-    verdict = reader.verdict_for_verified_chain(name, chain)
+    verdict = reader.verdict_for_verified_chain(host, chain, common_name=name)
     if verdict is Verdict.TRUSTED:
         return verdict
+    peer = describe(host, name)
     if verdict is Verdict.EMPTY:
-        message = (f"pinkeeper: store '{reader.store}' has no valid pin for '{name}' (empty); "
+        message = (f"pinkeeper: store '{reader.store}' has no valid pin for {peer} (empty); "
                    f"rejected: update the store (pinkeeper update --store {reader.store})")
+    elif not reader.admits(host, common_name=name):
+        message = f"pinkeeper: {peer} is not among the expected_common_names of store '{reader.store}' (untrusted)"
     else:
-        message = f"pinkeeper: the certificate of '{name}' is not pinned in store '{reader.store}' (untrusted)"
-    raise PinningError(message, verdict, name)
+        message = f"pinkeeper: the certificate of {peer} is not pinned in store '{reader.store}' (untrusted)"
+    raise PinningError(message, verdict, name, host)
 
 
 class _PinCheck:

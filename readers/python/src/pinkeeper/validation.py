@@ -1,11 +1,11 @@
-"""Wultra's answer to "may I trust this TLS peer?" (PROTOCOL.md §5), as the Swift `PinValidator`."""
+"""The answer to "may I trust this TLS peer?" (PROTOCOL.md §5 and §5.1), as the Swift `PinValidator`."""
 
 from __future__ import annotations
 
 import enum
-from typing import Callable, Iterable, Optional, Sequence
+from typing import AbstractSet, Callable, Iterable, Optional, Sequence, Tuple
 
-from .pins import DomainsConfig, Pin
+from .pins import DomainsConfig, Pin, fold_name
 
 
 class Verdict(enum.Enum):
@@ -13,33 +13,77 @@ class Verdict(enum.Enum):
 
     TRUSTED = "trusted"
     UNTRUSTED = "untrusted"
-    #: No live pin exists for the name: reject, and the store needs an update.
+    #: No live pin exists for the peer's names: reject, and the store needs an update.
     EMPTY = "empty"
 
     def __str__(self) -> str:
         return self.value
 
 
-def decide(pins: Iterable[Pin], name: str, now: int, matches: Callable[[Pin], Optional[bool]],
-           expected_common_names: Optional[Sequence[str]] = None,
+def peer_names(host: str, common_name: Optional[str] = None) -> Tuple[str, ...]:
+    """The names a peer is judged by, folded (`fold_name`): H, the host the client connected to
+    and had the platform verify the certificate for, then N, the leaf's common name, unless it
+    is absent or the same name. H always takes part: N is chosen by the certificate's holder, so
+    it may add pins to compare but never lift the requirement to match one."""
+    host = fold_name(host)
+    if common_name is None:
+        return (host,)
+    common_name = fold_name(common_name)
+    return (host,) if common_name == host else (host, common_name)
+
+
+def admits(names: Tuple[str, ...], expected_common_names: Optional[AbstractSet[str]]) -> bool:
+    """Whether the operator's expected names (folded; None: no list) include H or N."""
+    return expected_common_names is None or not expected_common_names.isdisjoint(names)
+
+
+def describe(host: str, common_name: Optional[str] = None) -> str:
+    """The peer for messages, as the Swift `PeerNames.described`: the host, and the common name
+    when it is another name; both escaped (`escaped`)."""
+    if common_name is None or fold_name(common_name) == fold_name(host):
+        return f"'{escaped(host)}'"
+    return f"'{escaped(host)}' (certificate common name '{escaped(common_name)}')"
+
+
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _needs_escape(character: str) -> bool:
+    code = ord(character)
+    return (code < 0x20 or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029)
+            or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069)
+
+
+def escaped(text: str) -> str:
+    """`text` for a message line, as the Swift `LogText.escaped` writes it: control characters,
+    line separators and bidirectional overrides as escapes, a backslash doubled. A certificate's
+    common name is chosen by its holder and must not forge or hide lines of a log or terminal."""
+    return "".join(_ESCAPES.get(c) or (f"\\u{{{ord(c):x}}}" if _needs_escape(c) else c) for c in text)
+
+
+def decide(pins: Iterable[Pin], names: Tuple[str, ...], now: int, matches: Callable[[Pin], Optional[bool]],
+           expected_common_names: Optional[AbstractSet[str]] = None,
            domains_config: Optional[DomainsConfig] = None) -> Verdict:
-    """`pins` are the store's pins for `name` (cached then fallback); `matches` returns None when
-    a pin does not apply to what was presented (another depth), else whether it matched."""
+    """`names` come from `peer_names`; `pins` are the store's pins (cached then fallback) for
+    those names, and `expected_common_names` the store's list folded; `matches` returns None
+    when a pin does not apply to what was presented (another depth), else whether it matched."""
     # The operator's expected names first: nothing the server sends widens them.
-    if expected_common_names is not None and name not in expected_common_names:
+    if not admits(names, expected_common_names):
         return Verdict.UNTRUSTED
-    if domains_config is not None and not domains_config.pinning_required(name):
+    # Skipped only when no name requires pinning: a CN listed as "not required" must not lift
+    # the requirement for the host that was verified (the bypass §5.1 closes).
+    if domains_config is not None and not any(domains_config.pinning_required(name) for name in names):
         return Verdict.TRUSTED
     attempts = 0
     for pin in pins:
-        if pin.name != name or pin.is_expired(now):
+        if fold_name(pin.name) not in names or pin.is_expired(now):
             continue
         matched = matches(pin)
         if matched:
             return Verdict.TRUSTED
         if matched is not None:
             attempts += 1
-    # No pins at all, no live pin for the name, or none at the asked depth: all `empty`.
+    # No pins at all, no live pin for either name, or none at the asked depth: all `empty`.
     return Verdict.UNTRUSTED if attempts else Verdict.EMPTY
 
 

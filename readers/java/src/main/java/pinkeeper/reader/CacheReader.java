@@ -1,21 +1,35 @@
 package pinkeeper.reader;
 
 import java.io.IOException;
-import java.io.InputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Answers "may I trust this TLS peer?" for a long-running process, from one store's published
  * cache file ({@code <cache_directory>/<store>.json}) plus the store's fallback pins, with
- * Wultra's semantics.
+ * Wultra's semantics as PROTOCOL.md §5.1 reads them: by the host the client verified (H) and the
+ * leaf's common name (N), see {@link PeerNames} and {@link PinValidator}.
  *
  * <p>Every question first {@code stat}s the file; it is read and parsed again only when its
  * device and inode, size or modification time changed (the daemon replaces it atomically, so a
@@ -33,13 +47,14 @@ public final class CacheReader {
     private final Path path;
     private final String store;
     private final List<String> expectedCommonNames;
+    private final Set<String> expectedNames; // folded, for lookups; null: any name
     private final List<Pin> fallbackPins;
     private Loaded loaded; // guarded by this
 
     /**
      * Opens a cache file. A missing file is not an error (the daemon may not have published yet:
      * every answer is then {@code EMPTY} unless fallback pins exist); an unreadable or invalid
-     * one is.
+     * one is, and so is anything but a regular file at the path (a symlink is never followed).
      *
      * @param store when not null, the file's {@code pinkeeper.store} must name this store
      * @param expectedCommonNames the store's {@code expected_common_names}, or null
@@ -50,6 +65,7 @@ public final class CacheReader {
         this.store = store;
         this.fallbackPins = List.copyOf(fallbackPins);
         this.expectedCommonNames = expectedCommonNames == null ? null : List.copyOf(expectedCommonNames);
+        this.expectedNames = PinValidator.folded(expectedCommonNames);
         Loaded first = Loaded.initial(this.fallbackPins).refreshed(FileState.of(path), this);
         if (first.problem != null) throw first.problem;
         this.loaded = first;
@@ -78,14 +94,25 @@ public final class CacheReader {
     public List<String> expectedCommonNames() { return expectedCommonNames; }
 
     // Questions
+    //
+    // Every question names H, the host the client connected to and had its TLS stack verify the
+    // certificate for (never a name taken from the certificate alone), and, when the chain is
+    // known, N, the leaf's common name: PROTOCOL.md §5.1, "the host decides". The methods that
+    // take a String name ask about the host alone, except verdictForChain(String, List), which
+    // has the leaf and so takes N from it. Names compare as PinName does.
 
-    /** Checks one certificate fingerprint (raw SHA-256 of its DER) at {@code depth} (0 = leaf). */
-    public Verdict verdict(String commonName, byte[] fingerprint, long depth, long now) {
-        return current().validator(commonName, expectedCommonNames).validate(commonName, fingerprint, depth, now);
+    /** Checks one certificate fingerprint (raw SHA-256 of its DER) at {@code depth} (0 = leaf) of the verified chain. */
+    public Verdict verdict(PeerNames names, byte[] fingerprint, long depth, long now) {
+        return current().validator(names, expectedNames).validate(names, fingerprint, depth, now);
     }
 
-    public Verdict verdict(String commonName, byte[] fingerprint, long depth) {
-        return verdict(commonName, fingerprint, depth, now());
+    /** {@link #verdict(PeerNames, byte[], long, long)} for the host alone. */
+    public Verdict verdict(String host, byte[] fingerprint, long depth, long now) {
+        return verdict(PeerNames.host(host), fingerprint, depth, now);
+    }
+
+    public Verdict verdict(String host, byte[] fingerprint, long depth) {
+        return verdict(host, fingerprint, depth, now());
     }
 
     /**
@@ -93,17 +120,36 @@ public final class CacheReader {
      * {@link PinningTrustManager} does), never merely the certificates a server presented: a
      * server may append any certificate it likes.
      */
-    public Verdict verdictForChainDigests(String commonName, List<byte[]> chainDigests, long now) {
-        return current().validator(commonName, expectedCommonNames).validateChain(commonName, chainDigests, now);
+    public Verdict verdictForChainDigests(PeerNames names, List<byte[]> chainDigests, long now) {
+        return current().validator(names, expectedNames).validateChain(names, chainDigests, now);
     }
 
-    /** Checks a verified chain of certificates, leaf first (see {@link #verdictForChainDigests}). */
-    public Verdict verdictForChain(String commonName, List<X509Certificate> verifiedChain, long now) {
-        return verdictForChainDigests(commonName, Certificates.digests(verifiedChain), now);
+    /** {@link #verdictForChainDigests(PeerNames, List, long)} for the host alone. */
+    public Verdict verdictForChainDigests(String host, List<byte[]> chainDigests, long now) {
+        return verdictForChainDigests(PeerNames.host(host), chainDigests, now);
     }
 
-    public Verdict verdictForChain(String commonName, List<X509Certificate> verifiedChain) {
-        return verdictForChain(commonName, verifiedChain, now());
+    /** Checks a verified chain of certificates, leaf first, for the names given (see {@link #verdictForChainDigests}). */
+    public Verdict verdictForChain(PeerNames names, List<X509Certificate> verifiedChain, long now) {
+        return verdictForChainDigests(names, Certificates.digests(verifiedChain), now);
+    }
+
+    /** Checks a verified chain for {@code host}; the leaf's most specific common name is consulted as N. */
+    public Verdict verdictForChain(String host, List<X509Certificate> verifiedChain, long now) {
+        String commonName = verifiedChain.isEmpty() ? null : Certificates.commonName(verifiedChain.get(0));
+        return verdictForChain(new PeerNames(host, commonName), verifiedChain, now);
+    }
+
+    public Verdict verdictForChain(String host, List<X509Certificate> verifiedChain) {
+        return verdictForChain(host, verifiedChain, now());
+    }
+
+    /**
+     * Whether the store's expected common names (if any) admit the host or the common name. When
+     * they do not, every answer is {@code UNTRUSTED}; this tells that refusal from a pin mismatch.
+     */
+    public boolean admits(PeerNames names) {
+        return PinValidator.admits(expectedNames, names.keys());
     }
 
     /** The current time in Unix seconds, as the pins' {@code expires}. */
@@ -146,7 +192,8 @@ public final class CacheReader {
 
     /** Reads a Wultra fallback list ({@code {"fingerprints": [...]}}); its {@code domainsConfig} is ignored, as the mobile clients do. */
     public static List<Pin> readFallback(Path path) throws CacheReaderException {
-        byte[] data = readFile(path);
+        // Unlike a cache file it may be a symlink: the operator placed it, in a directory of theirs.
+        byte[] data = readFile(path, true);
         if (data == null) throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, path.toString(), "does not exist");
         try {
             return PinList.parse(data).pins();
@@ -156,9 +203,9 @@ public final class CacheReader {
         }
     }
 
-    /** Reads and checks a cache file; null when it does not exist. */
+    /** Reads and checks a cache file; null when it does not exist. A symlink is refused, never followed. */
     public static CacheFile readCacheFile(Path path, String store) throws CacheReaderException {
-        byte[] data = readFile(path);
+        byte[] data = readFile(path, false);
         return data == null ? null : parse(data, path, store);
     }
 
@@ -177,30 +224,116 @@ public final class CacheReader {
         return cache;
     }
 
-    /** The whole file, or null when it does not exist. */
-    private static byte[] readFile(Path path) throws CacheReaderException {
+    /**
+     * The whole file, or null when it does not exist. Only a regular file is read: a symlink at a
+     * cache path (unless {@code followLinks}) would make the reader read whatever it points to,
+     * and opening a FIFO blocks until some process opens it for writing. Java cannot open with
+     * {@code O_NONBLOCK} as the Swift and Python readers do, so the type is checked first
+     * (without following links) and the open itself, which a FIFO swapped in after that check
+     * could still block, runs on a thread of its own that the caller waits for a bounded time
+     * ({@link #open}).
+     */
+    private static byte[] readFile(Path path, boolean followLinks) throws CacheReaderException {
         String name = path.toString();
-        if (Files.exists(path) && !Files.isRegularFile(path)) {
-            throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "is not a regular file");
+        LinkOption[] links = followLinks ? new LinkOption[0] : new LinkOption[] {LinkOption.NOFOLLOW_LINKS};
+        BasicFileAttributes attributes;
+        try {
+            attributes = Files.readAttributes(path, BasicFileAttributes.class, links);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (IOException | SecurityException e) {
+            throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "cannot be examined: " + e.getMessage());
         }
-        try (InputStream input = Files.newInputStream(path)) {
-            byte[] data = input.readNBytes((int) MAXIMUM_FILE_SIZE + 1);
+        if (attributes.isSymbolicLink()) throw symlink(name);
+        if (!attributes.isRegularFile()) throw notRegular(name);
+        try (FileChannel channel = open(path, followLinks, OPEN_TIMEOUT_MILLIS)) {
+            if (channel == null) return null;
+            byte[] data = Channels.newInputStream(channel).readNBytes((int) MAXIMUM_FILE_SIZE + 1);
             if (data.length > MAXIMUM_FILE_SIZE) {
                 throw new CacheReaderException(CacheReaderException.Kind.INVALID, name, "is larger than " + MAXIMUM_FILE_SIZE + " bytes");
             }
             return data;
-        } catch (NoSuchFileException e) {
-            return null;
         } catch (IOException e) {
             throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "cannot be read: " + e.getMessage());
         }
+    }
+
+    /** How long a question waits for the cache file to open: far longer than a local open ever takes. */
+    static final long OPEN_TIMEOUT_MILLIS = 5_000;
+
+    /** Daemon threads, so that one left blocked on a FIFO never keeps the JVM from exiting. */
+    private static final ExecutorService OPENER = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "pinkeeper-cache-open");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    /**
+     * Opens {@code path} for reading (with {@code O_NOFOLLOW} unless {@code followLinks}, so a
+     * symlink swapped in after the check fails), waiting at most {@code timeoutMillis}; null when
+     * the file vanished. An open still blocked by then is left to its thread, which closes what it
+     * opens if a writer ever comes: the question is answered from the last good pins meanwhile.
+     * A FIFO that already had a writer opens at once; it is refused before any read, because
+     * seeking fails on a pipe ({@code ESPIPE}) and never on a regular file.
+     */
+    static FileChannel open(Path path, boolean followLinks, long timeoutMillis) throws CacheReaderException {
+        String name = path.toString();
+        Set<OpenOption> options = followLinks ? Set.of(StandardOpenOption.READ)
+                : Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+        CompletableFuture<FileChannel> opening = CompletableFuture.supplyAsync(() -> {
+            try {
+                return FileChannel.open(path, options);
+            } catch (IOException e) {
+                throw new CompletionException(e);
+            }
+        }, OPENER);
+        FileChannel channel;
+        try {
+            channel = opening.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | InterruptedException e) {
+            opening.thenAccept(CacheReader::closeQuietly);
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+                throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "was not opened: interrupted");
+            }
+            throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "did not open within " + timeoutMillis
+                    + " ms (a FIFO put in its place?)");
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() instanceof CompletionException ? e.getCause().getCause() : e.getCause();
+            if (cause instanceof NoSuchFileException) return null;
+            if (!followLinks && Files.isSymbolicLink(path)) throw symlink(name);
+            throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "cannot be opened: " + cause.getMessage());
+        }
+        try {
+            channel.position();
+            return channel;
+        } catch (IOException e) {
+            closeQuietly(channel);
+            throw notRegular(name);
+        }
+    }
+
+    private static void closeQuietly(FileChannel channel) {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // Nothing was read from it; the descriptor is released either way.
+        }
+    }
+
+    private static CacheReaderException symlink(String name) {
+        return new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "is a symlink, which is never followed");
+    }
+
+    private static CacheReaderException notRegular(String name) {
+        return new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "is not a regular file (a FIFO, device or directory?)");
     }
 
     /** The parsed state: the file version it came from and its pins indexed by name. */
     private static final class Loaded {
         final FileState observed; // null before the first look
         final CacheFile cache;
-        final Map<String, List<Pin>> byName; // pins in force, then fallback pins
+        final Map<String, List<Pin>> byName; // by PinName.fold(name): pins in force, then fallback pins
         final CacheReaderException problem;
 
         Loaded(FileState observed, CacheFile cache, Map<String, List<Pin>> byName, CacheReaderException problem) {
@@ -229,7 +362,7 @@ public final class CacheReader {
                             reader.path.toString(), "cannot be examined: " + now.failure()));
                 default:
                     try {
-                        byte[] data = readFile(reader.path);
+                        byte[] data = readFile(reader.path, false);
                         if (data == null) return new Loaded(FileState.MISSING, null, index(null, reader.fallbackPins), null);
                         CacheFile next = parse(data, reader.path, reader.store);
                         return new Loaded(now, next, index(next, reader.fallbackPins), null);
@@ -243,18 +376,24 @@ public final class CacheReader {
             Map<String, List<Pin>> byName = new HashMap<>();
             List<Pin> all = new ArrayList<>(cache == null ? List.of() : cache.pinsInForce());
             all.addAll(fallback);
-            for (Pin pin : all) byName.computeIfAbsent(pin.name(), key -> new ArrayList<>()).add(pin);
+            for (Pin pin : all) byName.computeIfAbsent(pin.key(), key -> new ArrayList<>()).add(pin);
             return byName;
         }
 
         /**
-         * Only the pins for {@code commonName} take part: the validator answers {@code EMPTY}
-         * both for an empty store and for one without a live pin for the name, so the smaller
-         * list gives the same answer.
+         * Only the pins under the peer's names take part (at most two lookups): the validator
+         * answers {@code EMPTY} both for an empty store and for one without a live pin for the
+         * names, so the smaller list gives the same answer. The names differ once folded, so the
+         * two lists never share a pin.
          */
-        PinValidator validator(String commonName, List<String> expected) {
-            return new PinValidator(byName.getOrDefault(commonName, List.of()), expected,
-                    cache == null ? null : cache.domainsConfigInForce());
+        PinValidator validator(PeerNames names, Set<String> expected) {
+            List<String> keys = names.keys();
+            List<Pin> pins = byName.getOrDefault(keys.get(0), List.of());
+            if (keys.size() > 1) {
+                pins = new ArrayList<>(pins);
+                pins.addAll(byName.getOrDefault(keys.get(1), List.of()));
+            }
+            return PinValidator.withFoldedNames(pins, expected, cache == null ? null : cache.domainsConfigInForce());
         }
     }
 }

@@ -2,7 +2,7 @@ package pinkeeper.reader;
 
 import java.util.List;
 
-/** The 2026 {@code domainsConfig} object: which common names need pinning at all. */
+/** The 2026 {@code domainsConfig} object: which names need pinning at all (compared as {@link PinName}s). */
 public record DomainsConfig(boolean sslPinningRequiredForUnlisted, List<Domain> domains) {
     public record Domain(String name, boolean sslPinningRequired) {}
 
@@ -10,11 +10,20 @@ public record DomainsConfig(boolean sslPinningRequiredForUnlisted, List<Domain> 
         domains = List.copyOf(domains);
     }
 
-    /** Whether a TLS peer presenting {@code commonName} must match a pin: the first listed entry decides. */
-    public boolean pinningRequired(String commonName) {
+    /** Whether a peer known by {@code name} must match a pin: the first entry listing the name decides. */
+    public boolean pinningRequired(String name) {
         for (Domain domain : domains) {
-            if (domain.name().equals(commonName)) return domain.sslPinningRequired();
+            if (PinName.same(domain.name(), name)) return domain.sslPinningRequired();
         }
         return sslPinningRequiredForUnlisted;
+    }
+
+    /**
+     * Whether the peer must match a pin: unless the list exempts every one of its names. The
+     * certificate's own common name never lifts a requirement the host has (PROTOCOL.md §5.1).
+     */
+    public boolean pinningRequired(PeerNames names) {
+        if (pinningRequired(names.host())) return true;
+        return names.commonName() != null && pinningRequired(names.commonName());
     }
 }

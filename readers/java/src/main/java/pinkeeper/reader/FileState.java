@@ -2,6 +2,7 @@ package pinkeeper.reader;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -19,7 +20,8 @@ record FileState(Kind kind, Object fileKey, long size, FileTime modified, String
 
     static FileState of(Path path) {
         try {
-            BasicFileAttributes attributes = Files.readAttributes(path, BasicFileAttributes.class);
+            // The link itself, never its target: a symlink is refused when read (CacheReader.readFile).
+            BasicFileAttributes attributes = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             return new FileState(Kind.FILE, attributes.fileKey(), attributes.size(), attributes.lastModifiedTime(), null);
         } catch (NoSuchFileException e) {
             return MISSING;

@@ -4,12 +4,13 @@ import java.util.Arrays;
 import java.util.Base64;
 
 /**
- * One pinned certificate: the SHA-256 of a certificate's DER bytes, trusted for a common name
+ * One pinned certificate: the SHA-256 of a certificate's DER bytes, trusted for a name
  * until {@code expires} (Unix seconds). {@code depth} is the certificate's position in the
  * verified chain (0 = leaf, 1 = first intermediate, ...).
  */
 public final class Pin {
     private final String name;
+    private final String key; // PinName.fold(name), computed once: pins are looked up by it
     private final byte[] fingerprint;
     private final long expires;
     private final long depth;
@@ -22,12 +23,16 @@ public final class Pin {
             throw new IllegalArgumentException("depth must be 0 (leaf) or more");
         }
         this.name = name;
+        this.key = PinName.fold(name);
         this.fingerprint = fingerprint.clone();
         this.expires = expires;
         this.depth = depth;
     }
 
     public String name() { return name; }
+
+    /** The name as names are compared ({@link PinName#fold}). */
+    String key() { return key; }
 
     /** The raw 32-byte digest (a copy). */
     public byte[] fingerprint() { return fingerprint.clone(); }

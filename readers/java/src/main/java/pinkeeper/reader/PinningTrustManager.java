@@ -6,8 +6,14 @@ import java.security.KeyStore;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.List;
+import javax.net.ssl.ExtendedSSLSession;
+import javax.net.ssl.SNIHostName;
+import javax.net.ssl.SNIServerName;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSession;
+import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
@@ -16,13 +22,18 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * A server trust manager that adds pinning on top of the platform's verification, never instead
  * of it. For each server certificate chain:
  * <ol>
- *   <li>the platform trust manager checks it as usual: the chain up to a trusted authority and,
- *       when the socket's or engine's {@code SSLParameters} ask for endpoint identification
- *       {@code "HTTPS"} (HttpsURLConnection and java.net.http.HttpClient do), the host name;</li>
+ *   <li>the host H the connection is for: the handshake session's peer host, which is what the
+ *       platform verifies the certificate for when the socket's or engine's {@code SSLParameters}
+ *       ask for endpoint identification. A connection that asks for none is refused (so is one
+ *       whose SNI name is another name than its peer host: which of the two the platform matched
+ *       cannot be told), and so is the two-argument {@code checkServerTrusted}, which has no
+ *       connection: without a verified host, only the name the certificate chose would be left
+ *       to decide by;</li>
+ *   <li>the platform trust manager checks the chain up to a trusted authority and the host name;</li>
  *   <li>PKIX builds the verified certification path from the leaf to one of the platform's trust
  *       anchors (the certificates the server sent serve only as candidates);</li>
- *   <li>the leaf's most specific common name and that path, leaf first, go to the
- *       {@link CacheReader}: anything but {@link Verdict#TRUSTED} fails the handshake.</li>
+ *   <li>H, the leaf's most specific common name N and that path, leaf first, go to the
+ *       {@link CacheReader} (PROTOCOL.md §5.1): anything but {@link Verdict#TRUSTED} fails the handshake.</li>
  * </ol>
  * Client certificates are checked by the platform trust manager alone.
  */
@@ -62,21 +73,28 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
 
     @Override
     public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
+        SSLSocket tls = socket instanceof SSLSocket ssl ? ssl : null;
+        String host = verifiedHost(tls == null ? null : tls.getHandshakeSession(), tls == null ? null : tls.getSSLParameters(), "socket");
         platform.checkServerTrusted(chain, authType, socket);
-        checkPins(chain);
+        checkPins(host, chain);
     }
 
     @Override
     public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+        String host = verifiedHost(engine == null ? null : engine.getHandshakeSession(), engine == null ? null : engine.getSSLParameters(), "engine");
         platform.checkServerTrusted(chain, authType, engine);
-        checkPins(chain);
+        checkPins(host, chain);
     }
 
-    /** Without a socket or engine there is no host name to check: only the chain and the pins are. */
+    /**
+     * Always refuses: without a socket or engine no host name was verified, and deciding by the
+     * certificate's own common name is the bypass PROTOCOL.md §5.1 closes. JSSE never calls this
+     * for a trust manager given to {@code SSLContext.init}; other code has to pass the connection.
+     */
     @Override
     public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        platform.checkServerTrusted(chain, authType);
-        checkPins(chain);
+        throw new CertificateException("pinkeeper: " + storeName() + " refuses to check a server certificate without its socket or engine:"
+                + " there is no verified host name to decide by");
     }
 
     @Override
@@ -99,22 +117,59 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
         return platform.getAcceptedIssuers();
     }
 
-    /** Runs after the platform accepted {@code presented}; throws unless the pins say trusted. */
-    private void checkPins(X509Certificate[] presented) throws CertificateException {
-        List<X509Certificate> verified = paths.build(presented);
-        String name = Certificates.commonName(verified.get(0));
-        if (name == null) {
-            throw new CertificateException("pinkeeper: the server's certificate has no common name, and pins are listed by common name");
+    /**
+     * H for this handshake. The platform's endpoint identification checks the certificate for the
+     * session's peer host, or for the requested SNI name first when there is one (and for the peer
+     * host only if that fails); with both the same name, that name is what was verified.
+     */
+    private String verifiedHost(SSLSession session, SSLParameters parameters, String what) throws CertificateException {
+        String host = session == null ? null : session.getPeerHost();
+        String algorithm = parameters == null ? null : parameters.getEndpointIdentificationAlgorithm();
+        if (algorithm == null || algorithm.isEmpty()) {
+            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection" + (host == null ? "" : " to '" + PinName.escaped(host) + "'")
+                    + " whose host name is not verified: the " + what + " asks for no endpoint identification"
+                    + " (SSLParameters.setEndpointIdentificationAlgorithm(\"HTTPS\"); an HttpsURLConnection with its own HostnameVerifier turns it off)");
         }
-        String store = pins.store() == null ? pins.path().toString() : "store '" + pins.store() + "'";
-        switch (pins.verdictForChain(name, verified)) {
+        if (host == null || host.isEmpty()) {
+            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection whose " + what + " names no peer host to verify");
+        }
+        String requested = requestedHostName(session);
+        if (requested != null && !PinName.same(requested, host)) {
+            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(host) + "' that asks for SNI name '"
+                    + PinName.escaped(requested) + "': the platform may have verified the certificate for either, so there is no one host to decide by");
+        }
+        return host;
+    }
+
+    /** The host name the client asked for with SNI, or null. */
+    private static String requestedHostName(SSLSession session) {
+        if (!(session instanceof ExtendedSSLSession extended)) return null;
+        for (SNIServerName name : extended.getRequestedServerNames()) {
+            if (name instanceof SNIHostName hostName) return hostName.getAsciiName();
+        }
+        return null;
+    }
+
+    /** Runs after the platform accepted {@code presented} for {@code host}; throws unless the pins say trusted. */
+    private void checkPins(String host, X509Certificate[] presented) throws CertificateException {
+        List<X509Certificate> verified = paths.build(presented);
+        PeerNames names = new PeerNames(host, Certificates.commonName(verified.get(0)));
+        String store = storeName();
+        switch (pins.verdictForChain(names, verified, CacheReader.now())) {
             case TRUSTED:
                 return;
             case UNTRUSTED:
-                throw new CertificateException("pinkeeper: " + store + " does not pin the certificate chain of '" + name + "' (untrusted)");
+                if (!pins.admits(names)) {
+                    throw new CertificateException("pinkeeper: " + names.described() + " is not among the expected_common_names of " + store + " (untrusted)");
+                }
+                throw new CertificateException("pinkeeper: " + store + " does not pin the certificate chain of " + names.described() + " (untrusted)");
             default:
-                throw new CertificateException("pinkeeper: " + store + " has no valid pin for '" + name
-                        + "' (empty): rejected; the store needs an update");
+                throw new CertificateException("pinkeeper: " + store + " has no valid pin for " + names.described()
+                        + " (empty): rejected; the store needs an update");
         }
+    }
+
+    private String storeName() {
+        return pins.store() == null ? pins.path().toString() : "store '" + pins.store() + "'";
     }
 }

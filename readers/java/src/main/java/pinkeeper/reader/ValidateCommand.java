@@ -18,9 +18,11 @@ import java.util.regex.Pattern;
  * {@code java -jar pinkeeper-reader.jar validate ...}: the answer of {@code pinkeeper validate}
  * from this reader, with the same output and exit statuses (0 trusted, 1 untrusted, 2 empty,
  * 64 usage, 65 bad data, 66 certificate file missing or unreadable, 74 cache file unreadable).
+ * {@code --name} is the host H (PROTOCOL.md §5.1); with {@code --certificate} the leaf's common
+ * name is N, with {@code --fingerprint} there is no certificate and H alone decides.
  */
 public final class ValidateCommand {
-    static final String USAGE = "usage: java -jar pinkeeper-reader.jar validate [--cache-directory DIR] --store ID --name CN\n"
+    static final String USAGE = "usage: java -jar pinkeeper-reader.jar validate [--cache-directory DIR] --store ID --name HOST\n"
             + "           (--fingerprint B64 [--depth N] | --certificate FILE)\n"
             + "           [--fallback-file FILE] [--expected-common-name CN]...";
     private static final Pattern STORE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
@@ -133,24 +135,29 @@ public final class ValidateCommand {
             throw new Exit(e.kind() == CacheReaderException.Kind.INVALID ? 65 : 74, "store '" + store + "': " + e.getMessage());
         }
         Verdict verdict;
+        PeerNames names;
         if (fingerprint != null) {
-            verdict = reader.verdict(name, digest(fingerprint), depth == null ? 0 : parseDepth(depth));
+            names = PeerNames.host(name);
+            verdict = reader.verdict(names, digest(fingerprint), depth == null ? 0 : parseDepth(depth), CacheReader.now());
         } else {
             List<X509Certificate> chain = readChain(Paths.get(certificate));
             printChain(chain);
-            verdict = reader.verdictForChain(name, chain);
+            // The file stands for a verified chain: its leaf's common name is N.
+            names = new PeerNames(name, Certificates.commonName(chain.get(0)));
+            verdict = reader.verdictForChain(names, chain, CacheReader.now());
         }
+        String described = names.described();
         switch (verdict) {
             case TRUSTED -> out.println("trusted");
             case UNTRUSTED -> {
-                if (!expectedNames.isEmpty() && !expectedNames.contains(name)) {
-                    out.println("untrusted: '" + name + "' is not among the expected_common_names of store '" + store + "'");
+                if (!reader.admits(names)) {
+                    out.println("untrusted: " + described + " is not among the expected_common_names of store '" + store + "'");
                 } else {
-                    out.println("untrusted: store '" + store + "' pins '" + name + "', but not this certificate");
+                    out.println("untrusted: store '" + store + "' pins " + described + ", but not this certificate");
                 }
             }
-            case EMPTY -> out.println("empty: store '" + store + "' has no valid pin for '" + name
-                    + "'; reject, and run `pinkeeper update --store " + store + "`");
+            case EMPTY -> out.println("empty: store '" + store + "' has no valid pin for " + described
+                    + "; reject, and run `pinkeeper update --store " + store + "`");
         }
         return verdict.exitStatus();
     }
@@ -182,13 +189,14 @@ public final class ValidateCommand {
             X509Certificate certificate = chain.get(index);
             String subject = Certificates.subject(certificate);
             long notAfter = certificate.getNotAfter().getTime() / 1000;
-            out.println("depth " + index + ": " + (subject.isEmpty() ? "(empty subject)" : subject)
+            out.println("depth " + index + ": " + (subject.isEmpty() ? "(empty subject)" : PinName.escaped(subject))
                     + "  sha256 " + Certificates.fingerprintBase64(certificate)
                     + "  expires " + notAfter + " (" + Instant.ofEpochSecond(notAfter).truncatedTo(ChronoUnit.SECONDS) + ")");
         }
         String leafName = chain.isEmpty() ? null : Certificates.commonName(chain.get(0));
-        if (leafName != null && !leafName.equals(name)) {
-            out.println("note: the leaf's common name is '" + leafName + "'; pins are looked up under --name '" + name + "'");
+        if (leafName != null && !PinName.same(leafName, name)) {
+            out.println("note: the leaf's common name '" + PinName.escaped(leafName) + "' differs from --name '" + PinName.escaped(name)
+                    + "': pins under either are compared, and pinning is skipped only if domainsConfig exempts both");
         }
     }
 

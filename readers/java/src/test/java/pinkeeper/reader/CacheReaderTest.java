@@ -1,18 +1,25 @@
 package pinkeeper.reader;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,12 +54,68 @@ class CacheReaderTest {
     }
 
     @Test
-    void anyOfSeveralPinsForANameMatchesAndNamesAreExact() throws Exception {
+    void anyOfSeveralPinsForANameMatches() throws Exception {
         CacheReader reader = publishAndOpen("", TestCaches.entry(NAME, b64(1)), TestCaches.entry(NAME, b64(2)),
                 TestCaches.entry("other.example.com", b64(3)));
         assertEquals(Verdict.TRUSTED, reader.verdict(NAME, digest(2), 0, NOW));
         assertEquals(Verdict.UNTRUSTED, reader.verdict(NAME, digest(3), 0, NOW));
-        assertEquals(Verdict.EMPTY, reader.verdict("API.example.com", digest(1), 0, NOW));
+    }
+
+    @Test
+    void namesFoldAsciiLettersAndNothingElse() throws Exception {
+        CacheReader reader = publishAndOpen("", TestCaches.entry("Api.Example.COM", b64(1)), TestCaches.entry("kelvin.example", b64(2)),
+                TestCaches.entry("i.example", b64(3)), TestCaches.entry("caf\u00e9.example", b64(4)), TestCaches.entry("\u00fc.example", b64(5)));
+        assertEquals(Verdict.TRUSTED, reader.verdict("api.example.com", digest(1), 0, NOW));
+        assertEquals(Verdict.TRUSTED, reader.verdict("API.EXAMPLE.com", digest(1), 0, NOW));
+        assertEquals(Verdict.EMPTY, reader.verdict("api.example.com.", digest(1), 0, NOW));
+        // What String.equalsIgnoreCase or toLowerCase would fold, and Unicode normalisation would join.
+        assertEquals(Verdict.EMPTY, reader.verdict("\u212Aelvin.example", digest(2), 0, NOW));
+        assertEquals(Verdict.EMPTY, reader.verdict("\u0131.example", digest(3), 0, NOW));
+        assertEquals(Verdict.EMPTY, reader.verdict("\u0130.example", digest(3), 0, NOW));
+        assertEquals(Verdict.EMPTY, reader.verdict("cafe\u0301.example", digest(4), 0, NOW));
+        assertEquals(Verdict.EMPTY, reader.verdict("\u00dc.example", digest(5), 0, NOW));
+        assertEquals(Verdict.TRUSTED, reader.verdict("CAF\u00e9.example", digest(4), 0, NOW));
+
+        assertTrue(PinName.same("API.example.com", "api.EXAMPLE.com"));
+        assertFalse(PinName.same("\u212A", "k"));
+        assertFalse(PinName.same("\u0131", "I"));
+        assertEquals("\u212Aelvin-\u0130.example", PinName.fold("\u212Aelvin-\u0130.EXAMPLE"));
+    }
+
+    @Test
+    void theHostDecidesAndTheCommonNameOnlyAddsPins() throws Exception {
+        // "Pin only my API": api requires pinning, cdn and unlisted names do not.
+        CacheReader reader = publishAndOpen("  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": ["
+                + "{\"name\": \"" + NAME + "\", \"sslPinningRequired\": true}, {\"name\": \"cdn.example.com\", \"sslPinningRequired\": false}]},\n",
+                TestCaches.entry(NAME, b64(1)), TestCaches.entry("www.example.com", b64(2)));
+        // A certificate for the API whose CN its holder set to an exempt name stays pinned.
+        assertEquals(Verdict.UNTRUSTED, reader.verdict(new PeerNames(NAME, "unlisted.example"), digest(3), 0, NOW));
+        assertEquals(Verdict.UNTRUSTED, reader.verdict(new PeerNames(NAME, "cdn.example.com"), digest(3), 0, NOW));
+        assertEquals(Verdict.UNTRUSTED, reader.verdictForChainDigests(new PeerNames(NAME, "www.example.com"), List.of(digest(3)), NOW));
+        // Exempt only when both names are.
+        assertEquals(Verdict.TRUSTED, reader.verdict(new PeerNames("cdn.example.com", "unlisted.example"), digest(3), 0, NOW));
+        assertEquals(Verdict.UNTRUSTED, reader.verdict(new PeerNames("cdn.example.com", NAME), digest(3), 0, NOW));
+        // Pins under either name match; a CN that is the host in other letters is one name.
+        assertEquals(Verdict.TRUSTED, reader.verdict(new PeerNames(NAME, "gw-7.internal.example"), digest(1), 0, NOW));
+        assertEquals(Verdict.TRUSTED, reader.verdict(new PeerNames(NAME, "WWW.example.com"), digest(2), 0, NOW));
+        assertEquals(Verdict.TRUSTED, reader.verdict(new PeerNames(NAME, NAME.toUpperCase(java.util.Locale.ROOT)), digest(1), 0, NOW));
+        // The host-only methods ask about the host alone.
+        assertEquals(Verdict.UNTRUSTED, reader.verdict(NAME, digest(2), 0, NOW));
+        assertEquals(Verdict.TRUSTED, reader.verdict("unlisted.example", digest(3), 0, NOW));
+        assertEquals("'api.example.com' (certificate common name 'gw-7\\u{7}\\n')", new PeerNames(NAME, "gw-7\u0007\n").described());
+        assertEquals("'api.example.com'", new PeerNames(NAME, "API.example.com").described());
+    }
+
+    @Test
+    void expectedNamesAdmitTheHostOrTheCommonName() throws Exception {
+        TestCaches.publish(directory, STORE, TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1)), TestCaches.entry("*.example.com", b64(2))));
+        CacheReader reader = CacheReader.forStore(STORE, directory, null, List.of("*.example.com", "API.example.com"));
+        assertEquals(Verdict.TRUSTED, reader.verdict(new PeerNames("localhost", "*.example.com"), digest(2), 0, NOW));
+        assertEquals(Verdict.TRUSTED, reader.verdict(new PeerNames(NAME, "unlisted.example"), digest(1), 0, NOW));
+        assertEquals(Verdict.UNTRUSTED, reader.verdict(new PeerNames("localhost", "unlisted.example"), digest(2), 0, NOW));
+        assertEquals(Verdict.UNTRUSTED, reader.verdict("localhost", digest(2), 0, NOW));
+        assertTrue(reader.admits(new PeerNames("localhost", "*.EXAMPLE.com")));
+        assertFalse(reader.admits(PeerNames.host("\u212A.example.com")));
     }
 
     @Test
@@ -195,6 +258,112 @@ class CacheReaderTest {
             assertTrue(error.getMessage().startsWith(directory.resolve("banking.json") + " is not a pinkeeper cache file: " + example[1]),
                     error.getMessage());
         }
+    }
+
+    /** A FIFO at {@code path}, made by mkfifo(1). */
+    static void mkfifo(Path path) throws Exception {
+        Process process = new ProcessBuilder("mkfifo", path.toString()).inheritIO().start();
+        assertTrue(process.waitFor(30, TimeUnit.SECONDS) && process.exitValue() == 0, "mkfifo " + path);
+    }
+
+    /** Puts {@code planted} (a FIFO or symlink made under a temporary name) in place of the cache file, atomically. */
+    static void replaceWith(Path directory, Path planted) throws Exception {
+        Files.move(planted, directory.resolve(STORE + ".json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** No file operation here may wait on a FIFO: a hang fails the test instead of the suite. */
+    static final Duration NO_HANG = Duration.ofSeconds(10);
+
+    @Test
+    void aSymlinkAtTheCachePathIsRefusedNeverFollowed() throws Exception {
+        Path elsewhere = Files.createDirectory(directory.resolve("elsewhere"));
+        Path target = TestCaches.publish(elsewhere, STORE, TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1))));
+        Files.createSymbolicLink(directory.resolve(STORE + ".json"), target);
+        CacheReaderException error = assertThrows(CacheReaderException.class, () -> CacheReader.forStore(STORE, directory, null, null));
+        assertEquals(CacheReaderException.Kind.UNREADABLE, error.kind());
+        assertEquals(directory.resolve(STORE + ".json") + " is a symlink, which is never followed", error.getMessage());
+        assertThrows(CacheReaderException.class, () -> CacheReader.readCacheFile(directory.resolve(STORE + ".json"), STORE));
+
+        // A dangling one too (it is no missing file).
+        Files.delete(directory.resolve(STORE + ".json"));
+        Files.createSymbolicLink(directory.resolve(STORE + ".json"), directory.resolve("nowhere.json"));
+        assertTrue(assertThrows(CacheReaderException.class, () -> CacheReader.forStore(STORE, directory, null, null))
+                .getMessage().endsWith("is a symlink, which is never followed"));
+    }
+
+    @Test
+    void aFifoAtTheCachePathIsRefusedWithoutWaiting() throws Exception {
+        mkfifo(directory.resolve(STORE + ".json"));
+        CacheReaderException error = assertTimeoutPreemptively(NO_HANG,
+                () -> assertThrows(CacheReaderException.class, () -> CacheReader.forStore(STORE, directory, null, null)));
+        assertEquals(CacheReaderException.Kind.UNREADABLE, error.kind());
+        assertTrue(error.getMessage().endsWith("is not a regular file (a FIFO, device or directory?)"), error.getMessage());
+    }
+
+    @Test
+    void aFifoOrSymlinkReplacingAGoodVersionLeavesTheLastGoodPinsInUse() throws Exception {
+        CacheReader reader = publishAndOpen("", TestCaches.entry(NAME, b64(1)));
+        assertEquals(Verdict.TRUSTED, reader.verdict(NAME, digest(1), 0, NOW));
+
+        Path fifo = directory.resolve(".fifo");
+        mkfifo(fifo);
+        replaceWith(directory, fifo);
+        assertTimeoutPreemptively(NO_HANG, () -> assertEquals(Verdict.TRUSTED, reader.verdict(NAME, digest(1), 0, NOW)));
+        assertTrue(reader.snapshot().problem().getMessage().endsWith("is not a regular file (a FIFO, device or directory?)"));
+
+        Path elsewhere = Files.createDirectory(directory.resolve("elsewhere"));
+        Path target = TestCaches.publish(elsewhere, STORE, TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(2))));
+        Path link = Files.createSymbolicLink(directory.resolve(".link"), target);
+        replaceWith(directory, link);
+        assertEquals(Verdict.UNTRUSTED, reader.verdict(NAME, digest(2), 0, NOW));
+        assertEquals(Verdict.TRUSTED, reader.verdict(NAME, digest(1), 0, NOW));
+        assertTrue(reader.snapshot().problem().getMessage().endsWith("is a symlink, which is never followed"));
+    }
+
+    @Test
+    void anOpenBlockedByAFifoSwappedInAfterTheCheckGivesUpInTime() throws Exception {
+        // The type check passed on a regular file; the open then meets a FIFO without a writer.
+        Path fifo = directory.resolve("swapped.json");
+        mkfifo(fifo);
+        CacheReaderException error = assertTimeoutPreemptively(NO_HANG,
+                () -> assertThrows(CacheReaderException.class, () -> CacheReader.open(fifo, false, 200)));
+        assertEquals(fifo + " did not open within 200 ms (a FIFO put in its place?)", error.getMessage());
+        // Release the thread still blocked in open(2): a writer arrives, and what it opened is closed.
+        assertTimeoutPreemptively(NO_HANG, () -> FileChannel.open(fifo, StandardOpenOption.WRITE).close());
+    }
+
+    @Test
+    void aFifoThatAlreadyHasAWriterIsRefusedBeforeAnyRead() throws Exception {
+        Path fifo = directory.resolve("fed.json");
+        mkfifo(fifo);
+        CompletableFuture<FileChannel> writer = CompletableFuture.supplyAsync(() -> {
+            try {
+                return FileChannel.open(fifo, StandardOpenOption.WRITE); // blocks until a reader opens it
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        try {
+            // Reading would wait for the writer's data for ever; the reader seeks first, which fails on a pipe.
+            CacheReaderException error = assertTimeoutPreemptively(NO_HANG,
+                    () -> assertThrows(CacheReaderException.class, () -> CacheReader.open(fifo, false, 5_000)));
+            assertTrue(error.getMessage().endsWith("is not a regular file (a FIFO, device or directory?)"), error.getMessage());
+        } finally {
+            assertTimeoutPreemptively(NO_HANG, () -> writer.get().close());
+        }
+    }
+
+    @Test
+    void theFallbackFileMayBeASymlinkButNotAFifo() throws Exception {
+        Path real = directory.resolve("fallback-real.json");
+        Files.writeString(real, "{\"fingerprints\": [" + TestCaches.entry(NAME, b64(5)) + "]}");
+        Path link = Files.createSymbolicLink(directory.resolve("fallback.json"), real);
+        assertEquals(Verdict.TRUSTED, CacheReader.forStore(STORE, directory, link, null).verdict(NAME, digest(5), 0, NOW));
+        Path fifo = directory.resolve("fallback-fifo.json");
+        mkfifo(fifo);
+        CacheReaderException error = assertTimeoutPreemptively(NO_HANG,
+                () -> assertThrows(CacheReaderException.class, () -> CacheReader.forStore(STORE, directory, fifo, null)));
+        assertTrue(error.getMessage().endsWith("is not a regular file (a FIFO, device or directory?)"), error.getMessage());
     }
 
     @Test

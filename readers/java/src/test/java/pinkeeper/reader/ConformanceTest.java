@@ -98,18 +98,20 @@ class ConformanceTest {
         }
     }
 
+    /** H is {@code question.name}; N, when the case gives it, {@code question.common_name}. */
     static Verdict ask(CacheReader reader, JsonNode question, long now) throws Exception {
-        String name = question.get("name").asText();
+        PeerNames names = new PeerNames(question.get("name").asText(),
+                question.has("common_name") ? question.get("common_name").asText() : null);
         if (question.has("verified_chain")) {
             List<byte[]> chain = new ArrayList<>();
             for (JsonNode fingerprint : question.get("verified_chain")) chain.add(decode(fingerprint.asText()));
-            return reader.verdictForChainDigests(name, chain, now);
+            return reader.verdictForChainDigests(names, chain, now);
         }
         if (question.has("certificate_pem")) {
             byte[] pem = question.get("certificate_pem").asText().getBytes(StandardCharsets.US_ASCII);
-            return reader.verdict(name, Certificates.fingerprint(Certificates.read(pem).get(0)), 0, now);
+            return reader.verdict(names, Certificates.fingerprint(Certificates.read(pem).get(0)), 0, now);
         }
-        return reader.verdict(name, decode(question.get("fingerprint").asText()), question.path("depth").asLong(0), now);
+        return reader.verdict(names, decode(question.get("fingerprint").asText()), question.path("depth").asLong(0), now);
     }
 
     static byte[] decode(String base64) {

@@ -6,16 +6,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.Proxy;
+import java.net.ProxySelector;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
@@ -25,7 +31,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The trust manager against real TLS servers on loopback, through the JDK's two HTTP clients:
- * pins are checked on top of chain and host name verification, against the verified path.
+ * pins are checked on top of chain and host name verification, against the verified path, by
+ * the host the client verified and the leaf's common name (PROTOCOL.md §5.1). Only the API that
+ * predates §5.1 is used here, so this class also runs against the reader before it (see README).
  */
 class PinningTrustManagerTest {
     @TempDir
@@ -38,6 +46,11 @@ class PinningTrustManagerTest {
     static TestPki.Issued wrongName;
     static TestPki.Issued underIntermediate;
     static TestPki.Issued selfSigned;
+    /** For api.example.com (SAN), with common names their holders chose. */
+    static TestPki.Issued attacker;
+    static TestPki.Issued exemptCommonName;
+    static TestPki.Issued pinnedElsewhereCommonName;
+    static TestPki.Issued gateway;
     static Path cacheDirectory;
 
     @BeforeAll
@@ -51,6 +64,10 @@ class PinningTrustManagerTest {
         wrongName = maker.issue("wrongname", "localhost", "wrongname", root);
         underIntermediate = maker.issue("chained", "localhost", "leaf", intermediate);
         selfSigned = maker.selfSigned("selfsigned", "localhost", "selfsigned");
+        attacker = maker.issue("attacker", "unlisted.example", "api", root);
+        exemptCommonName = maker.issue("exemptcn", "static.example.com", "api", root);
+        pinnedElsewhereCommonName = maker.issue("elsewherecn", "www.example.com", "api", root);
+        gateway = maker.issue("gateway", "gw-7.internal.example", "api", root);
 
         cacheDirectory = java.nio.file.Files.createDirectory(directory.resolve("cache"));
         // The leaf store pins, under the leaf's CN, certificates that other checks must still reject.
@@ -62,6 +79,14 @@ class PinningTrustManagerTest {
                 TestCaches.entry("localhost", intermediate.fingerprintBase64(), TestCaches.FAR_FUTURE, 1)));
         TestCaches.publish(cacheDirectory, "other", TestCaches.cache("other", "",
                 TestCaches.entry("api.example.com", pinned.fingerprintBase64())));
+        // "Pin only my API": api.example.com requires pinning (to the gateway's certificate),
+        // static.example.com and unlisted names do not; www.example.com has pins of its own.
+        TestCaches.publish(cacheDirectory, "api", TestCaches.cache("api",
+                "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": ["
+                        + "{\"name\": \"api.example.com\", \"sslPinningRequired\": true},"
+                        + " {\"name\": \"static.example.com\", \"sslPinningRequired\": false}]},\n",
+                TestCaches.entry("api.example.com", gateway.fingerprintBase64()),
+                TestCaches.entry("www.example.com", pinned.fingerprintBase64())));
     }
 
     /** A TLS context trusting only the test root, pinned with {@code store}. */
@@ -71,7 +96,11 @@ class PinningTrustManagerTest {
     }
 
     static String getWithUrlConnection(SSLContext context, String host, int port) throws IOException {
-        HttpsURLConnection connection = (HttpsURLConnection) URI.create("https://" + host + ":" + port + "/").toURL().openConnection();
+        return getWithUrlConnection(context, host, port, Proxy.NO_PROXY);
+    }
+
+    static String getWithUrlConnection(SSLContext context, String host, int port, Proxy proxy) throws IOException {
+        HttpsURLConnection connection = (HttpsURLConnection) URI.create("https://" + host + ":" + port + "/").toURL().openConnection(proxy);
         connection.setSSLSocketFactory(context.getSocketFactory());
         connection.setConnectTimeout(10_000);
         connection.setReadTimeout(10_000);
@@ -81,7 +110,14 @@ class PinningTrustManagerTest {
     }
 
     static String getWithHttpClient(SSLContext context, String host, int port) throws IOException, InterruptedException {
-        HttpClient client = HttpClient.newBuilder().sslContext(context).connectTimeout(Duration.ofSeconds(10)).build();
+        return getWithHttpClient(context, host, port, null);
+    }
+
+    /** Through {@code proxy} when not null. */
+    static String getWithHttpClient(SSLContext context, String host, int port, TunnelProxy proxy) throws IOException, InterruptedException {
+        HttpClient.Builder builder = HttpClient.newBuilder().sslContext(context).connectTimeout(Duration.ofSeconds(10));
+        if (proxy != null) builder.proxy(ProxySelector.of(proxy.address()));
+        HttpClient client = builder.build();
         HttpRequest request = HttpRequest.newBuilder(URI.create("https://" + host + ":" + port + "/")).timeout(Duration.ofSeconds(10)).build();
         return client.send(request, HttpResponse.BodyHandlers.ofString()).body();
     }
@@ -98,6 +134,132 @@ class PinningTrustManagerTest {
         assertTrue(messages(viaConnection).contains(expected), messages(viaConnection));
         IOException viaClient = assertThrows(IOException.class, () -> getWithHttpClient(context, "localhost", port));
         assertTrue(messages(viaClient).contains(expected), messages(viaClient));
+    }
+
+    /** Both clients fetch {@code https://api.example.com:PORT/} from {@code server} through a tunnel; both must fail with {@code expected}. */
+    static void assertBothClientsRejectedAsApi(SSLContext context, TlsServer server, String expected) throws IOException {
+        try (TunnelProxy proxy = new TunnelProxy()) {
+            IOException viaConnection = assertThrows(IOException.class,
+                    () -> getWithUrlConnection(context, "api.example.com", server.port(), proxy.proxy()));
+            assertTrue(messages(viaConnection).contains(expected), messages(viaConnection));
+            IOException viaClient = assertThrows(IOException.class, () -> getWithHttpClient(context, "api.example.com", server.port(), proxy));
+            assertTrue(messages(viaClient).contains(expected), messages(viaClient));
+            assertEquals(List.of("api.example.com:" + server.port(), "api.example.com:" + server.port()), proxy.requested);
+        }
+    }
+
+    // PROTOCOL.md §5.1: a certificate correctly issued for api.example.com (its SAN) whose common
+    // name its holder chose. The platform verifies the host; the pins must decide by it too.
+
+    @Test
+    void theAttackACommonNameThatDomainsConfigLeavesUnpinnedFailsTheHandshake() throws Exception {
+        try (TlsServer server = new TlsServer(attacker, attacker.certificate())) {
+            assertBothClientsRejectedAsApi(context("api"), server,
+                    "pinkeeper: store 'api' does not pin the certificate chain of 'api.example.com' (certificate common name 'unlisted.example')");
+        }
+    }
+
+    @Test
+    void aCommonNameListedAsNotRequiredDoesNotExemptTheHost() throws Exception {
+        try (TlsServer server = new TlsServer(exemptCommonName, exemptCommonName.certificate())) {
+            assertBothClientsRejectedAsApi(context("api"), server,
+                    "does not pin the certificate chain of 'api.example.com' (certificate common name 'static.example.com')");
+        }
+    }
+
+    @Test
+    void aCommonNamePinnedToAnotherCertificateDoesNotMatch() throws Exception {
+        try (TlsServer server = new TlsServer(pinnedElsewhereCommonName, pinnedElsewhereCommonName.certificate())) {
+            assertBothClientsRejectedAsApi(context("api"), server,
+                    "does not pin the certificate chain of 'api.example.com' (certificate common name 'www.example.com')");
+        }
+    }
+
+    @Test
+    void pinsUnderTheHostMatchALeafWhoseCommonNameDiffers() throws Exception {
+        try (TlsServer server = new TlsServer(gateway, gateway.certificate()); TunnelProxy proxy = new TunnelProxy()) {
+            SSLContext context = context("api");
+            assertEquals(TlsServer.BODY, getWithUrlConnection(context, "api.example.com", server.port(), proxy.proxy()));
+            assertEquals(TlsServer.BODY, getWithHttpClient(context, "api.example.com", server.port(), proxy));
+            assertEquals(TlsServer.BODY, getWithHttpClient(context, "API.Example.COM", server.port(), proxy));
+        }
+    }
+
+    // Part 2 of §5.1: no connection is checked without a verified host name.
+
+    /** A bare TLS socket to the server on loopback for {@code host}, with endpoint identification when given. */
+    static SSLSocket bareSocket(SSLContext context, TlsServer server, String host, String identification) throws IOException {
+        Socket plain = new Socket(java.net.InetAddress.getLoopbackAddress(), server.port());
+        SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket(plain, host, server.port(), true);
+        socket.setSoTimeout(10_000);
+        if (identification != null) {
+            SSLParameters parameters = socket.getSSLParameters();
+            parameters.setEndpointIdentificationAlgorithm(identification);
+            socket.setSSLParameters(parameters);
+        }
+        return socket;
+    }
+
+    @Test
+    void aBareSocketWithoutEndpointIdentificationIsRefused() throws Exception {
+        // Pinned, for localhost: it would pass with the host name checked.
+        try (TlsServer server = new TlsServer(pinned, pinned.certificate());
+             SSLSocket socket = bareSocket(context("leaf"), server, "localhost", null)) {
+            IOException error = assertThrows(IOException.class, socket::startHandshake);
+            assertTrue(messages(error).contains("pinkeeper: store 'leaf' refuses a connection to 'localhost' whose host name is not verified"),
+                    messages(error));
+        }
+    }
+
+    @Test
+    void aPinnedCertificateServedForAnotherHostIsRefusedOnABareSocket() throws Exception {
+        // The certificate is pinned (under its CN, localhost), but the client connects to api.example.com.
+        try (TlsServer server = new TlsServer(pinned, pinned.certificate())) {
+            try (SSLSocket socket = bareSocket(context("leaf"), server, "api.example.com", null)) {
+                IOException error = assertThrows(IOException.class, socket::startHandshake);
+                assertTrue(messages(error).contains("refuses a connection to 'api.example.com' whose host name is not verified"), messages(error));
+            }
+            try (SSLSocket socket = bareSocket(context("leaf"), server, "api.example.com", "HTTPS")) {
+                IOException error = assertThrows(IOException.class, socket::startHandshake);
+                assertTrue(messages(error).contains("No subject alternative DNS name matching api.example.com"), messages(error));
+            }
+        }
+    }
+
+    @Test
+    void aSocketWhoseSniNameIsNotItsPeerHostIsRefused() throws Exception {
+        // The platform tries the SNI name, then the peer host: which one it verified cannot be told.
+        try (TlsServer server = new TlsServer(pinned, pinned.certificate());
+             SSLSocket socket = bareSocket(context("leaf"), server, "localhost", "HTTPS")) {
+            SSLParameters parameters = socket.getSSLParameters();
+            parameters.setServerNames(List.of(new SNIHostName("api.example.com")));
+            socket.setSSLParameters(parameters);
+            IOException error = assertThrows(IOException.class, socket::startHandshake);
+            assertTrue(messages(error).contains("refuses a connection to 'localhost' that asks for SNI name 'api.example.com'"), messages(error));
+        }
+    }
+
+    @Test
+    void anHttpsUrlConnectionWithItsOwnHostnameVerifierIsRefused() throws Exception {
+        // The JDK turns endpoint identification off for a HostnameVerifier of the application's.
+        try (TlsServer server = new TlsServer(pinned, pinned.certificate())) {
+            HttpsURLConnection connection = (HttpsURLConnection) URI.create("https://localhost:" + server.port() + "/").toURL().openConnection();
+            connection.setSSLSocketFactory(context("leaf").getSocketFactory());
+            connection.setHostnameVerifier((host, session) -> true);
+            connection.setConnectTimeout(10_000);
+            connection.setReadTimeout(10_000);
+            IOException error = assertThrows(IOException.class, connection::getInputStream);
+            assertTrue(messages(error).contains("whose host name is not verified"), messages(error));
+        }
+    }
+
+    @Test
+    void theTwoArgumentCheckWithoutAConnectionRefuses() throws Exception {
+        CacheReader pins = CacheReader.forStore("leaf", cacheDirectory, null, null);
+        PinningTrustManager manager = PinningTrustManager.withTrustStore(pins, TestPki.trustStore(root.certificate()));
+        X509Certificate[] chain = {pinned.certificate(), root.certificate()};
+        CertificateException error = assertThrows(CertificateException.class, () -> manager.checkServerTrusted(chain, "ECDHE_ECDSA"));
+        assertTrue(error.getMessage().contains("no verified host name"), error.getMessage());
     }
 
     @Test

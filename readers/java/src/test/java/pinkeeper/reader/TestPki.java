@@ -16,7 +16,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Throw-away certificates made by the openssl command line at test time, in a directory of their own:
- * a root CA, an intermediate CA under it, and leaves (P-256 keys, valid for two days).
+ * a root CA, an intermediate CA under it, and leaves (P-256 keys, valid for two days). Leaves are
+ * for {@code localhost} and 127.0.0.1 ({@code leaf}, {@code selfsigned}), for {@code api.example.com}
+ * ({@code api}) or for {@code wrong.invalid} ({@code wrongname}), whatever common name they carry.
  */
 final class TestPki {
     private static final String CONFIG = """
@@ -41,6 +43,13 @@ final class TestPki {
             subjectKeyIdentifier = hash
             authorityKeyIdentifier = keyid
             subjectAltName = DNS:localhost,IP:127.0.0.1
+            [api]
+            basicConstraints = critical,CA:FALSE
+            keyUsage = critical,digitalSignature
+            extendedKeyUsage = serverAuth
+            subjectKeyIdentifier = hash
+            authorityKeyIdentifier = keyid
+            subjectAltName = DNS:api.example.com
             [wrongname]
             basicConstraints = critical,CA:FALSE
             keyUsage = critical,digitalSignature

@@ -73,8 +73,41 @@ class ValidateCommandTest {
         Result result = validate("--name", "api.example.com", "--certificate", leaf.certificateFile().toString());
         long notAfter = leaf.certificate().getNotAfter().getTime() / 1000;
         assertEquals(new Result(0, "depth 0: CN=www.example.com  sha256 " + leaf.fingerprintBase64() + "  expires " + notAfter + " ("
-                + java.time.Instant.ofEpochSecond(notAfter) + ")\nnote: the leaf's common name is 'www.example.com'; pins are looked up under "
-                + "--name 'api.example.com'\ntrusted\n", ""), result);
+                + java.time.Instant.ofEpochSecond(notAfter) + ")\nnote: the leaf's common name 'www.example.com' differs from --name "
+                + "'api.example.com': pins under either are compared, and pinning is skipped only if domainsConfig exempts both\ntrusted\n", ""),
+                result);
+    }
+
+    @Test
+    void theHostDecidesAndACertificatesCommonNameOnlyAddsPins() throws Exception {
+        TestPki maker = new TestPki(Files.createDirectory(directory.resolve("pki")));
+        TestPki.Issued exempt = maker.selfSigned("exempt", "unlisted.example", "selfsigned");
+        TestPki.Issued wildcard = maker.selfSigned("wildcard", "*.example.com", "selfsigned");
+        TestCaches.publish(directory, "banking", TestCaches.cache("banking",
+                "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": ["
+                        + "{\"name\": \"api.example.com\", \"sslPinningRequired\": true}]},\n",
+                TestCaches.entry("api.example.com", pinnedB64), TestCaches.entry("*.example.com", wildcard.fingerprintBase64())));
+
+        // The mis-issued certificate: for api.example.com, with a CN that domainsConfig exempts.
+        Result result = validate("--name", "api.example.com", "--certificate", exempt.certificateFile().toString());
+        assertEquals(1, result.status(), result.out());
+        assertTrue(result.out().endsWith("untrusted: store 'banking' pins 'api.example.com' (certificate common name 'unlisted.example'), "
+                + "but not this certificate\n"), result.out());
+        // Without a certificate H alone decides, and it is exempt here.
+        assertEquals(new Result(0, "trusted\n", ""), validate("--name", "unlisted.example", "--fingerprint", exempt.fingerprintBase64()));
+
+        // Pins under the leaf's CN match; with --fingerprint there is no CN, so they do not.
+        assertEquals(0, validate("--name", "API.example.com", "--certificate", wildcard.certificateFile().toString()).status());
+        assertEquals(new Result(1, "untrusted: store 'banking' pins 'api.example.com', but not this certificate\n", ""),
+                validate("--name", "api.example.com", "--fingerprint", wildcard.fingerprintBase64()));
+
+        // Expected names admit H or N.
+        assertEquals(0, validate("--name", "api.example.com", "--certificate", wildcard.certificateFile().toString(),
+                "--expected-common-name", "*.EXAMPLE.com").status());
+        Result refused = validate("--name", "localhost", "--certificate", exempt.certificateFile().toString(),
+                "--expected-common-name", "api.example.com");
+        assertTrue(refused.out().endsWith("untrusted: 'localhost' (certificate common name 'unlisted.example') is not among the "
+                + "expected_common_names of store 'banking'\n"), refused.out());
     }
 
     @Test

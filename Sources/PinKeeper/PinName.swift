@@ -1,0 +1,61 @@
+/// A name as pinkeeper compares names (PROTOCOL.md §5.1): the sequence of its Unicode scalars,
+/// with the ASCII letters A–Z folded to a–z and nothing else changed.
+///
+/// Not Swift's `String ==`, which treats canonically equivalent spellings as equal ("é" and
+/// "e" + U+0301): the Python, Java, Go and Node readers compare code points, and every reader
+/// must give the same answer. Not full Unicode case folding either, which turns the Kelvin sign
+/// U+212A into "k" and makes the dotless "ı" an upper-case "I": DNS folds ASCII letters only.
+public struct PinName: Hashable, Sendable, CustomStringConvertible {
+    /// UTF-8 is a one-to-one encoding of scalars: equal bytes, equal scalar sequences.
+    private let folded: [UInt8]
+
+    public init(_ name: String) {
+        folded = name.utf8.map(Self.fold)
+    }
+
+    /// Whether `name` is this name, without building a second one.
+    public func matches(_ name: String) -> Bool {
+        folded.elementsEqual(name.utf8.lazy.map(Self.fold))
+    }
+
+    /// Whether two names are the same name.
+    public static func same(_ a: String, _ b: String) -> Bool {
+        a.utf8.lazy.map(fold).elementsEqual(b.utf8.lazy.map(fold))
+    }
+
+    public var description: String { String(decoding: folded, as: UTF8.self) }
+
+    /// ASCII upper-case letters only; every byte of a multi-byte scalar is ≥ 0x80 and unchanged.
+    private static func fold(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+    }
+}
+
+/// The names a TLS peer is judged by (PROTOCOL.md §5.1, "the host decides"): the host the client
+/// connected to and had the platform verify the certificate for, and the leaf certificate's
+/// common name when the chain is known. The host always takes part; the common name, which the
+/// certificate's holder chose, can add pins to compare but never lift the requirement to match one.
+public struct PeerNames: Sendable {
+    /// H: the URL host / SNI name the TLS stack verified.
+    public var host: String
+    /// N: the leaf's most specific common name, when a chain is known.
+    public var commonName: String?
+
+    public init(host: String, commonName: String? = nil) {
+        self.host = host
+        self.commonName = commonName
+    }
+
+    /// H, then N unless it is the same name.
+    public var keys: [PinName] {
+        let host = PinName(self.host)
+        guard let commonName, !host.matches(commonName) else { return [host] }
+        return [host, PinName(commonName)]
+    }
+
+    /// A name for messages: the host, and the common name when it differs.
+    public var described: String {
+        guard let commonName, !PinName.same(host, commonName) else { return "'\(host)'" }
+        return "'\(host)' (certificate common name '\(commonName)')"
+    }
+}

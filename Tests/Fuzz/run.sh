@@ -31,6 +31,7 @@ daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/C
         Sources/PinKeeperDaemon/TLS/TLSConnect.swift Sources/PinKeeperDaemon/Runtime/BlockingWork.swift
         Sources/PinKeeperDaemon/Publish/StoreState.swift Sources/PinKeeperDaemon/Publish/AtomicWriter.swift
         Sources/PinKeeperDaemon/Publish/FileSystem.swift Sources/PinKeeperDaemon/Publish/CacheDirectory.swift
+        Sources/PinKeeperDaemon/Publish/RegularFile.swift
         Sources/PinKeeperDaemon/Publish/FileMemo.swift Sources/PinKeeperDaemon/Runtime/ParallelLoop.swift
         Sources/PinKeeperDaemon/Runtime/ConditionLock.swift Sources/PinKeeperDaemon/Runtime/StandardError.swift
         Sources/PinKeeperDaemon/Text/StringEdits.swift

@@ -29,12 +29,13 @@ public struct CacheDirectory: Sendable {
 
     /// Reads a store's published file without following a symlink or waiting on a FIFO. A file
     /// that does not parse is left in place; with `keepingCopy` (only the update that holds the
-    /// store's lock asks for it) it is also copied once to `<store>.json.corrupt-<mtime>`.
+    /// store's lock asks for it) it is also copied once to `<store>.json.corrupt-<mtime>`. A file
+    /// over `ReadLimit.cacheFile` counts as corrupt too, but is neither read nor copied.
     public func load(store: String, now: Int64, keepingCopy: Bool = false) -> Loaded {
         let file = filePath(for: store)
         let data: Data, identity: FileIdentity
         let known = memo.entry(for: file)
-        switch readRegularFile(file, unlessUnchanged: known?.identity) {
+        switch readRegularFile(file, limit: .cacheFile, unlessUnchanged: known?.identity) {
         case .success(.missing): return .missing
         case .success(.unchanged): return known.map { .valid($0.value) } ?? .missing
         case .success(.read(let bytes, let version)): (data, identity) = (bytes, version)

@@ -64,10 +64,12 @@ struct StoreParser {
     }
 
     /// What stands between `scheme://` and the path, query or fragment: where userinfo would be.
-    static func authority(of url: String) -> Substring {
-        guard let start = url.scalarRange(of: "://")?.upperBound else { return "" }
-        let rest = url[start...]
-        return rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+    /// Unicode scalars, not Characters: libcurl splits the URL by bytes, but a combining mark
+    /// after `@` or `/` joins it into one Character with the mark, which a search by Character
+    /// would miss (credentials let through, or a path taken for userinfo).
+    static func authority(of url: String) -> Substring.UnicodeScalarView {
+        guard let start = url.scalarRange(of: "://")?.upperBound else { return Substring().unicodeScalars }
+        return url.unicodeScalars[start...].prefix { !"/?#".unicodeScalars.contains($0) }
     }
 
     private func publicKeys() throws(ConfigError) -> [PublicKey] {

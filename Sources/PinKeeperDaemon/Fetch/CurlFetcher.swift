@@ -251,9 +251,8 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (driver-conf
             headers = [:]
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].lowercased()
-        headers[name] = line[line.index(after: colon)...].trimmingBlanks(newlines: true)
+        guard let (name, value) = HTTPResponse.field(inHeaderLine: line) else { return }
+        headers[name] = value
     }
 }
 

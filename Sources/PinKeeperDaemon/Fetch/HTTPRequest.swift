@@ -38,6 +38,16 @@ public struct HTTPResponse: Sendable {
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
+    /// One header line as libcurl hands it over (`Name: value\r\n`): the name lowercased, the
+    /// value without surrounding blanks; nil without a colon. The colon is found by Unicode
+    /// scalars, as libcurl finds it by bytes: followed by a combining mark, it is part of a larger
+    /// Character, and a search by Character would go on to a later colon.
+    static func field(inHeaderLine line: String) -> (name: String, value: String)? {
+        let scalars = line.unicodeScalars
+        guard let colon = scalars.firstIndex(of: ":") else { return nil }
+        return (String(scalars[..<colon]).lowercased(), Substring(scalars[scalars.index(after: colon)...]).trimmingBlanks(newlines: true))
+    }
+
     /// `Retry-After` as seconds from `now`: either delta-seconds or an HTTP date.
     public func retryAfter(now: Int64) -> Int64? {
         guard let value = header("retry-after")?.trimmingBlanks() else { return nil }

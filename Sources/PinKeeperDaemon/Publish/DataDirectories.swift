@@ -47,9 +47,9 @@ public enum DataDirectories {
             paths.append(String(cString: real))
             free(real)
         }
-        for candidate in paths where candidate.hasPrefix("/") {
+        for candidate in paths where candidate.unicodeScalars.first == "/" {
             var prefix = ""
-            for ancestor in ["/"] + candidate.split(separator: "/").dropLast().map({ component in
+            for ancestor in ["/"] + components(of: candidate).dropLast().map({ component in
                 prefix += "/\(component)"
                 return prefix
             }) {
@@ -63,8 +63,8 @@ public enum DataDirectories {
 
     /// `mkdir -p` with mode 0755 whatever the umask, for the directories it creates; nil on success.
     private static func createWithParents(_ path: String) -> FileError? {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
+        var prefix = path.unicodeScalars.first == "/" ? "" : "."
+        for component in components(of: path) {
             prefix += "/\(component)"
             if component == "." || component == ".." { continue }
             if mkdir(prefix, 0o755) == 0 {
@@ -79,6 +79,13 @@ public enum DataDirectories {
             }
         }
         return nil
+    }
+
+    /// The names between the slashes, split by Unicode scalars as the kernel splits by bytes: a
+    /// name that starts with a combining mark joins the `/` before it into one Character, which a
+    /// split by Character would miss (skipping the check of the directory above it).
+    private static func components(of path: String) -> [Substring] {
+        path.unicodeScalars.split(separator: "/").map(Substring.init)
     }
 
     private static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }

@@ -51,7 +51,7 @@ public struct StateDirectory: Sendable {
     /// The file alone, without what this process holds unsaved: for `pinkeeper status`.
     public func read(store: String) -> Stored {
         let file = filePath(for: store)
-        switch readRegularFile(file) {
+        switch readRegularFile(file, limit: .stateFile) {
         case .success(.missing): return .absent
         case .success(.unchanged): return .absent  // no known version was given
         case .failure(let error):

@@ -26,9 +26,16 @@ struct ListExchange {
             headers.append("\(Self.challengeHeader): \(challenge!)")
         case .static:
             // Conditional only when there is something valid to fall back on if the server says 304.
+            // A validator that is no valid header value (an older or edited state file) is not sent.
             if previous != nil {
-                if let etag = memory.etag { headers.append("If-None-Match: \(etag)"); conditional = true }
-                if let modified = memory.lastModified { headers.append("If-Modified-Since: \(modified)"); conditional = true }
+                if let etag = memory.etag, ValidatorFields.isValidETag(etag) {
+                    headers.append("If-None-Match: \(etag)")
+                    conditional = true
+                }
+                if let modified = memory.lastModified, ValidatorFields.isValidLastModified(modified) {
+                    headers.append("If-Modified-Since: \(modified)")
+                    conditional = true
+                }
             }
         }
         self.challenge = challenge

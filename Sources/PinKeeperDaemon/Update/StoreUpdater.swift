@@ -238,7 +238,7 @@ public struct StoreUpdater: Sendable {
         let digest = store.mode == .static && response.status == 200 ? Self.hexDigest(response.body) : nil
         let notModified = (response.status == 304 && exchange.isConditional)
             || (previous != nil && digest != nil && digest == memory.bodyDigest)
-        var validators = store.mode == .static ? (response.header("etag"), response.header("last-modified")) : (nil, nil)
+        var validators = store.mode == .static ? keptValidators(of: response, store: store) : (nil, nil)
         if notModified, let previous {
             // Nothing changed on the server: no parsing, no verification, just re-publish.
             let pins = previous.list.pins.filter { !$0.isExpired(at: now) }
@@ -268,6 +268,21 @@ public struct StoreUpdater: Sendable {
         return Plan(pins: merged.pins, file: file, nextUpdate: next, validators: validators,
                     bodyDigest: digest ?? memory.bodyDigest, notModified: notModified,
                     ignoredUnsignedFields: merged.ignoredUnsignedFields)
+    }
+
+    /// The response's `ETag` and `Last-Modified`, each only if it may be sent back as it is: an
+    /// invalid one is not kept, and the next request is not conditional on it.
+    private func keptValidators(of response: HTTPResponse, store: StoreConfig) -> (etag: String?, lastModified: String?) {
+        let etag = response.header("etag"), lastModified = response.header("last-modified")
+        var refused: Logger.Metadata = [:]
+        if let etag, !ValidatorFields.isValidETag(etag) { refused["etag"] = "\(etag)" }
+        if let lastModified, !ValidatorFields.isValidLastModified(lastModified) { refused["last_modified"] = "\(lastModified)" }
+        if !refused.isEmpty {
+            logger.debug("the server sent a validator that is no valid header value; it is not sent back", metadata: [
+                "store": "\(store.id)",
+            ].merging(refused) { $1 })
+        }
+        return (refused["etag"] == nil ? etag : nil, refused["last_modified"] == nil ? lastModified : nil)
     }
 
     static func hexDigest(_ body: Data) -> String {

@@ -143,6 +143,22 @@ struct DirectoryTests {
                                        "sticky"])
     }
 
+    /// A combining mark at the start of a name joins the "/" before it into one Character: a
+    /// split by Character skipped that "/", and with it the check of the directory above.
+    @Test("a parent that others may write is found, and missing parents are made, when a name below it starts with a combining mark")
+    func combiningMarkAfterASlash() throws {
+        let sandbox = try Sandbox()
+        let parent = sandbox.root.appendingPathComponent("open")
+        let cache = parent.appendingPathComponent("\u{301}inner/cache")
+        try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+        chmod(parent.path, 0o777)
+        #expect(DataDirectories.othersWritableAncestor(of: cache.path) == parent.path)
+
+        let fresh = sandbox.root.appendingPathComponent("fresh/\u{301}made/cache")
+        #expect(throws: Never.self) { try DataDirectories.prepare(fresh.path, key: "cache_directory", role: "cache directory") }
+        #expect(mode(fresh) == 0o755 && mode(fresh.deletingLastPathComponent()) == 0o755)
+    }
+
     @Test("a directory of ours below a sticky, world-writable parent (as in /tmp) is accepted")
     func stickyParent() throws {
         let server = try FixtureServer(), sandbox = try Sandbox()

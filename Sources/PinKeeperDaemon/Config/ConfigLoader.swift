@@ -134,13 +134,7 @@ public enum ConfigLoader {
     }
 
     private static func concurrency(_ table: TOMLTable, file: String) throws(ConfigError) -> Int {
-        guard let value = table["concurrency"] else { return Configuration.defaultConcurrency }
-        let range = Configuration.concurrencyRange
-        guard let number = value.int, range.contains(number) else {
-            throw ConfigError(file: file, key: "concurrency",
-                              "must be an integer from \(range.lowerBound) to \(range.upperBound): how many stores are updated at once")
-        }
-        return number
+        try NumericKeys.concurrency.read(table, file: file, store: nil).map { Int($0) } ?? Configuration.defaultConcurrency
     }
 
     private static func directory(_ table: TOMLTable, _ key: String, env: String?, fallback: String,

@@ -33,7 +33,7 @@ public enum ConfigLoader {
             sources.append(file)
         }
 
-        return Configuration(
+        let configuration = Configuration(
             cacheDirectory: try directory(main, "cache_directory", env: environment["CACHE_DIRECTORY"],
                                           fallback: "/var/cache/pinkeeper", file: path),
             stateDirectory: try directory(main, "state_directory", env: environment["STATE_DIRECTORY"],
@@ -42,6 +42,8 @@ public enum ConfigLoader {
             concurrency: try concurrency(main, file: path),
             stores: stores.values.sorted { $0.id < $1.id },
             sources: sources)
+        try FileClaims.check(configuration, mainFile: path)
+        return configuration
     }
 
     // MARK: Files

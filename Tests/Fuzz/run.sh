@@ -34,7 +34,7 @@ daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/C
         Sources/PinKeeperDaemon/Publish/RegularFile.swift
         Sources/PinKeeperDaemon/Publish/FileMemo.swift Sources/PinKeeperDaemon/Runtime/ParallelLoop.swift
         Sources/PinKeeperDaemon/Runtime/ConditionLock.swift Sources/PinKeeperDaemon/Runtime/StandardError.swift
-        Sources/PinKeeperDaemon/Text/StringEdits.swift
+        Sources/PinKeeperDaemon/Text/StringEdits.swift Sources/PinKeeperDaemon/Config/Saturating.swift
         Tests/PinKeeperTests/ReferencePinListDecoder.swift Tests/Fuzz/HookKeysShim.swift)
 
 newer() { # true when $1 is missing or older than any later argument

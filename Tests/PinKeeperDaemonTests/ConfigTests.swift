@@ -152,8 +152,8 @@ struct ConfigTests {
 
     @Test(arguments: [("\"90s\"", 90), ("\"15m\"", 900), ("\"36h\"", 129_600), ("\"7d\"", 604_800), ("\"2w\"", 1_209_600), ("45", 45)] as [(String, Int64)])
     func durationUnits(_ text: String, _ seconds: Int64) throws {
-        let config = try Self.load("[defaults]\nrequest_timeout = \(text)\n" + Self.store()).config()
-        #expect(config.stores.first?.policy.requestTimeout == seconds)
+        let config = try Self.load("[defaults]\nperiodic_update_interval = \(text)\n" + Self.store()).config()
+        #expect(config.stores.first?.policy.periodicUpdateInterval == seconds)
     }
 
     @Test(arguments: [("\"512KiB\"", 524_288), ("\"1MiB\"", 1_048_576), ("2048", 2_048)] as [(String, Int)])
@@ -358,12 +358,12 @@ struct ConfigTests {
 
     @Test func negativeDuration() throws {
         try Self.expectError(Self.load("[defaults]\nrequest_timeout = -5\n"), store: nil, key: "request_timeout",
-                             "must not be negative")
+                             "must be a duration from 1s to 1h")
     }
 
     @Test func zeroPeriodicInterval() throws {
         try Self.expectError(Self.load(Self.store("banking", "periodic_update_interval = \"0s\"")), store: "banking",
-                             key: "periodic_update_interval", "greater than zero")
+                             key: "periodic_update_interval", "must be a duration from 1s to 365d")
     }
 
     @Test func badSize() throws {

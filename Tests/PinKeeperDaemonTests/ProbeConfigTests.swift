@@ -63,7 +63,7 @@ struct ProbeConfigTests {
         (#"probe = ["api.example.com:0"]"#, "probe", "host name or address with an optional port"),
         (#"probe = ["api example.com"]"#, "probe", "host name or address"),
         (#"probe = ["api.example.com", "api.example.com:443"]"#, "probe", "lists api.example.com:443 twice"),
-        ("probe_interval = \"5s\"", "probe_interval", "must be at least 10s"),
+        ("probe_interval = \"5s\"", "probe_interval", "must be a duration from 10s to 365d"),
         ("probe_interval = \"often\"", "probe_interval", "must be a duration"),
         ("probe_ca_file = \"relative.pem\"", "probe_ca_file", "must be an absolute path"),
         ("probe_ca_file = \"/nonexistent/ca.pem\"", "probe_ca_file", "/nonexistent/ca.pem does not exist"),

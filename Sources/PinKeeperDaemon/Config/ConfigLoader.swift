@@ -33,7 +33,7 @@ public enum ConfigLoader {
             sources.append(file)
         }
 
-        return Configuration(
+        let configuration = Configuration(
             cacheDirectory: try directory(main, "cache_directory", env: environment["CACHE_DIRECTORY"],
                                           fallback: "/var/cache/pinkeeper", file: path),
             stateDirectory: try directory(main, "state_directory", env: environment["STATE_DIRECTORY"],
@@ -42,6 +42,8 @@ public enum ConfigLoader {
             concurrency: try concurrency(main, file: path),
             stores: stores.values.sorted { $0.id < $1.id },
             sources: sources)
+        try FileClaims.check(configuration, mainFile: path)
+        return configuration
     }
 
     // MARK: Files
@@ -134,13 +136,7 @@ public enum ConfigLoader {
     }
 
     private static func concurrency(_ table: TOMLTable, file: String) throws(ConfigError) -> Int {
-        guard let value = table["concurrency"] else { return Configuration.defaultConcurrency }
-        let range = Configuration.concurrencyRange
-        guard let number = value.int, range.contains(number) else {
-            throw ConfigError(file: file, key: "concurrency",
-                              "must be an integer from \(range.lowerBound) to \(range.upperBound): how many stores are updated at once")
-        }
-        return number
+        try NumericKeys.concurrency.read(table, file: file, store: nil).map { Int($0) } ?? Configuration.defaultConcurrency
     }
 
     private static func directory(_ table: TOMLTable, _ key: String, env: String?, fallback: String,

@@ -3,8 +3,6 @@ import Glibc
 /// `on_change` and `hook_timeout`, in `[defaults]` or a store.
 enum HookKeys {
     static let all = ["on_change", "hook_timeout"]
-    /// A hook that needs longer should start its work in the background (or be a systemd unit).
-    static let longestTimeout: Int64 = 600
 
     static func apply(_ table: TOMLTable, to policy: inout UpdatePolicy, file: String, store: String?) throws(ConfigError) {
         func error(_ key: String, _ problem: String) -> ConfigError { ConfigError(file: file, store: store, key: key, problem) }
@@ -26,17 +24,7 @@ enum HookKeys {
             }
             policy.onChange = argv
         }
-        let usage = "must be a duration from 1s to 10m, such as \"30s\" or \"2m\""
-        let seconds: Int64?
-        do {
-            seconds = try PolicyKeys.duration(table, "hook_timeout", file: file, store: store)
-        } catch _ {
-            throw error("hook_timeout", usage)  // the allowed range says more than the generic forms
-        }
-        if let seconds {
-            guard (1...longestTimeout).contains(seconds) else { throw error("hook_timeout", usage) }
-            policy.hookTimeout = seconds
-        }
+        if let seconds = try NumericKeys.hookTimeout.read(table, file: file, store: store) { policy.hookTimeout = seconds }
     }
 
     private static func isExecutableFile(_ path: String) -> Bool {

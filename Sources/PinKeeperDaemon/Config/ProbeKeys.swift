@@ -69,11 +69,7 @@ enum ProbeKeys {
         }
 
         func interval() throws(ConfigError) -> Int64? {
-            let key = "probe_interval"
-            guard let seconds = try PolicyKeys.duration(table, key, file: file, store: store) else { return nil }
-            guard seconds >= ProbeKeys.shortestInterval else { throw error(key, "must be at least \(ProbeKeys.shortestInterval)s") }
-            guard seconds <= 10 * 365 * 86_400 else { throw error(key, "must be at most 10 years") }
-            return seconds
+            try NumericKeys.probeInterval.read(table, file: file, store: store)
         }
 
         func caFile() throws(ConfigError) -> String? {

@@ -16,6 +16,7 @@ struct StoreParser {
             throw ConfigError(file: file, store: id,
                               "invalid store id: use 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit")
         }
+        if let problem = FileClaims.idProblem(id) { throw ConfigError(file: file, store: id, problem) }
         try ConfigLoader.checkKeys(table, allowed: Self.keys, file: file, store: id)
         let policy = try PolicyKeys.apply(table, to: defaults, file: file, store: id)
         let modeText = try ConfigLoader.optionalString(table, "mode", file: file, store: id) ?? "challenge"

@@ -21,7 +21,7 @@ public enum StoreHealth: String, Sendable, Comparable, CaseIterable {
         if validPins == 0 { return .empty }
         if !stateKnown { return .unknown }
         if let lastResult, lastResult != .ok { return .failing }
-        if let lastSuccess, now - lastSuccess > 2 * periodicUpdateInterval { return .stale }
+        if let lastSuccess, now.saturatingSubtracting(lastSuccess) > periodicUpdateInterval.saturatingMultiplied(by: 2) { return .stale }
         return .fresh
     }
 }

@@ -153,18 +153,24 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (driver-conf
         return .success(HTTPResponse(status: status, headers: headers, body: body))
     }
 
+    /// `request_timeout` as libcurl's limits: the whole transfer and connecting, in milliseconds,
+    /// and the seconds a transfer may stay below the low-speed limit.
+    static func timeLimits(seconds: Int64) -> (total: Int, connect: Int, lowSpeed: Int) {
+        let milliseconds = seconds.saturatingMultiplied(by: 1000)
+        return (Int(milliseconds), Int(min(milliseconds, 10_000)), Int(min(seconds, 10)))
+    }
+
     /// Sets every option; returns a message for the first one libcurl refuses.
     private func configure(_ easy: UnsafeMutableRawPointer, headerList: UnsafeMutablePointer<curl_slist>?) -> String? {
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let timeoutMs = request.timeout * 1000
+        let limits = Self.timeLimits(seconds: request.timeout)
         let longs: [(CURLoption, Int)] = [
             (CURLOPT_NOSIGNAL, 1),  // no SIGALRM from the resolver in a threaded program
             (CURLOPT_FOLLOWLOCATION, 1), (CURLOPT_MAXREDIRS, 5),
             (CURLOPT_SSL_VERIFYPEER, 1), (CURLOPT_SSL_VERIFYHOST, 2),
-            (CURLOPT_TIMEOUT_MS, Int(timeoutMs)),
-            (CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeoutMs, 10_000))),
+            (CURLOPT_TIMEOUT_MS, limits.total), (CURLOPT_CONNECTTIMEOUT_MS, limits.connect),
             // Abort a drip-feeding server: under 64 bytes/s for 10 s (or the whole timeout if shorter).
-            (CURLOPT_LOW_SPEED_LIMIT, 64), (CURLOPT_LOW_SPEED_TIME, Int(min(request.timeout, 10))),
+            (CURLOPT_LOW_SPEED_LIMIT, 64), (CURLOPT_LOW_SPEED_TIME, limits.lowSpeed),
             (CURLOPT_MAXFILESIZE_LARGE, request.maxResponseSize),
         ] + request.proxy.curlLongs
         for (option, value) in longs where pk_curl_set_long(easy, option, value) != CURLE_OK {

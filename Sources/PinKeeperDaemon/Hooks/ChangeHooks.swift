@@ -31,12 +31,16 @@ public final class ChangeHooks: Sendable {
     private let logger: Logger
     private let grace: Duration
     private let environment: [String: String]
+    /// Only a program nobody else can change is run (`HookTrust`); by default when running as root.
+    private let checksOwnership: Bool
 
     public init(logger: Logger, killGrace: Duration = ChangeHooks.killGrace,
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+                environment: [String: String] = ProcessInfo.processInfo.environment,
+                checksOwnership: Bool? = nil) {
         self.logger = logger
         self.grace = killGrace
         self.environment = environment
+        self.checksOwnership = checksOwnership ?? HookTrust.runningAsRoot
     }
 
     /// Called after `store`'s pins changed and were published; returns at once.
@@ -87,10 +91,15 @@ public final class ChangeHooks: Sendable {
     private func runAll(from first: Request) {
         var request = first
         while true {
-            let outcome = HookProcess.run(argv: request.argv, environment: request.environment, timeout: request.timeout,
-                                          grace: grace, outputLimit: Self.outputLimit,
-                                          stop: { self.state.withLock { $0.stopping } })
-            log(outcome, of: request)
+            // Checked before every run: the file may have changed since the configuration was read.
+            if checksOwnership, let problem = HookTrust.problem(request.argv[0]) {
+                refuse(request, because: problem)
+            } else {
+                let outcome = HookProcess.run(argv: request.argv, environment: request.environment, timeout: request.timeout,
+                                              grace: grace, outputLimit: Self.outputLimit,
+                                              stop: { self.state.withLock { $0.stopping } })
+                log(outcome, of: request)
+            }
             let (next, waiters) = state.withLock { state -> (Request?, [CheckedContinuation<Void, Never>]) in
                 if let owed = state.owed.removeValue(forKey: request.store) { return (owed, []) }
                 state.running.remove(request.store)
@@ -102,6 +111,14 @@ public final class ChangeHooks: Sendable {
             guard let next else { return }
             request = next
         }
+    }
+
+    /// The pins were published all the same; only the hook is skipped.
+    private func refuse(_ request: Request, because problem: String) {
+        logger.warning("change hook not run: as root, pinkeeper runs only a hook that nobody else can change", metadata: [
+            "event": "\(LogEventID.hookFailed.rawValue)", "store": "\(request.store)", "hook": "\(request.argv[0])",
+            "reason": "\(problem)",
+        ])
     }
 
     private func log(_ outcome: HookProcess.Outcome, of request: Request) {

@@ -35,8 +35,7 @@ public struct ProbeRunner: Sendable {
                 }
                 probes.targets.append(record)
             }
-            let interval = store.probe.interval
-            probes.next = now + max(interval - random.uniform(upTo: interval / 10), ProbeKeys.shortestInterval)
+            probes.next = Self.nextProbe(now: now, interval: store.probe.interval, random: random)
             next[store.id] = probes.next
             do {
                 try state.save(probes, store: store.id)
@@ -47,6 +46,11 @@ public struct ProbeRunner: Sendable {
             }
         }
         return next
+    }
+
+    /// `probe_interval` minus up to 10 % splay from now, never sooner than the shortest interval.
+    static func nextProbe(now: Int64, interval: Int64, random: RandomSource) -> Int64 {
+        now.saturatingAdding(max(interval - random.uniform(upTo: interval / 10), ProbeKeys.shortestInterval))
     }
 
     private func log(_ record: ProbeRecord, previous: ProbeOutcome?, store: String) {

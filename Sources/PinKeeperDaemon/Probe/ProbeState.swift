@@ -26,7 +26,8 @@ public struct ProbeStateDirectory: Sendable {
         self.writer = writer
     }
 
-    public func fileName(for store: String) -> String { "\(store).probes.json" }
+    public func fileName(for store: String) -> String { Self.fileName(store: store) }
+    static func fileName(store: String) -> String { "\(store).probes.json" }
 
     /// Nothing known when the file is missing or unreadable: probe results are advisory.
     public func load(store: String) -> StoreProbes {

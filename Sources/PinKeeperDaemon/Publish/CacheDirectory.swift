@@ -14,7 +14,8 @@ public struct CacheDirectory: Sendable {
         self.writer = writer
     }
 
-    public func fileName(for store: String) -> String { "\(store).json" }
+    public func fileName(for store: String) -> String { Self.fileName(store: store) }
+    static func fileName(store: String) -> String { "\(store).json" }
     public func filePath(for store: String) -> String { "\(path)/\(fileName(for: store))" }
 
     public enum Loaded: Sendable {

@@ -35,7 +35,8 @@ public struct StateDirectory: Sendable {
         self.writer = writer
     }
 
-    func fileName(for store: String) -> String { "\(store).state.json" }
+    func fileName(for store: String) -> String { Self.fileName(store: store) }
+    static func fileName(store: String) -> String { "\(store).state.json" }
     public func filePath(for store: String) -> String { "\(path)/\(fileName(for: store))" }
 
     /// What a state file says, or why nothing can be known from it.

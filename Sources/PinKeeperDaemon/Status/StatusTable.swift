@@ -40,10 +40,10 @@ extension StatusReport {
     }
 
     private func ago(_ time: Int64) -> String {
-        time >= generated ? "just now" : "\(Units.describe(seconds: generated - time)) ago"
+        time >= generated ? "just now" : "\(Units.describe(seconds: generated.saturatingSubtracting(time))) ago"
     }
 
     private func ahead(_ time: Int64) -> String {
-        time <= generated ? "now" : "in \(Units.describe(seconds: time - generated))"
+        time <= generated ? "now" : "in \(Units.describe(seconds: time.saturatingSubtracting(generated)))"
     }
 }

@@ -81,7 +81,7 @@ public enum TLSConnect {
         ERR_clear_error()
         let context = client.context
         let start = monotonicMilliseconds()
-        let deadline = start + Int64(timeoutSeconds) * 1_000
+        let deadline = Self.deadline(start: start, timeoutSeconds: timeoutSeconds)
         let wait = Waiter(deadline: deadline, cancellation: cancellation, timeoutSeconds: timeoutSeconds)
         let (fd, peer) = try connectTCP(host: host, port: port,
                                         waiter: wait.until(min(deadline, start + connectTimeoutMilliseconds)))
@@ -282,6 +282,11 @@ public enum TLSConnect {
     }
 
     private static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    /// The monotonic millisecond by which a handshake started at `start` must be done.
+    static func deadline(start: Int64, timeoutSeconds: Int) -> Int64 {
+        start.saturatingAdding(Int64(timeoutSeconds).saturatingMultiplied(by: 1_000))
+    }
 
     static func monotonicMilliseconds() -> Int64 {
         var now = timespec()

@@ -11,11 +11,11 @@ public enum Backoff {
                                regularUpdate: Int64? = nil, random: RandomSource) -> Int64 {
         let exponent = min(max(failures - 1, 0), 40)
         var step = policy.retryMin
-        for _ in 0..<exponent where step < policy.retryMax { step *= 2 }
+        for _ in 0..<exponent where step < policy.retryMax { step = step.saturatingMultiplied(by: 2) }
         step = min(step, policy.retryMax)
         var delay = max(policy.retryMin, step - random.uniform(upTo: step / 2))
         if let retryAfter, retryAfter > delay { delay = min(retryAfter, policy.retryMax) }
-        var at = now + delay
+        var at = now.saturatingAdding(delay)
         if let regularUpdate, regularUpdate > now { at = min(at, regularUpdate) }
         return at
     }

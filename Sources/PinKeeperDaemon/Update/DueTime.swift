@@ -7,7 +7,7 @@ public enum DueTime {
         let hasValidPins = cache?.list.pins.contains { !$0.isExpired(at: now) } ?? false
         // A due time further ahead than any schedule could set means the wall clock went
         // backwards (e.g. NTP at boot); never sleep for days because of that.
-        let horizon = now + max(policy.periodicUpdateInterval, policy.retryMax)
+        let horizon = now.saturatingAdding(max(policy.periodicUpdateInterval, policy.retryMax))
         // retryAt: set after a failure, or after a success that left the published file as it was.
         if let retryAt = state.retryAt {
             return retryAt > horizon ? now : retryAt

@@ -6,12 +6,12 @@ public enum NextUpdate {
     /// only the first (latest-expiring) entry of each common name counts, because once a
     /// replacement exists the older certificate's expiry no longer matters.
     public static func interval(pins: [Pin], now: Int64, policy: UpdatePolicy) -> Int64 {
-        var nextExpiry = now + 10 * 365 * 86_400
+        var nextExpiry = now.saturatingAdding(10 * 365 * 86_400)
         var seen: Set<String> = []
         for pin in pins where seen.insert(pin.name).inserted {
             nextExpiry = min(nextExpiry, pin.expires)
         }
-        var interval = Double(nextExpiry - now)
+        var interval = Double(nextExpiry.saturatingSubtracting(now))
         if interval > 0 && interval < Double(policy.expirationUpdateThreshold) {
             interval *= 0.125
         } else if interval <= 0 {
@@ -31,6 +31,6 @@ public enum NextUpdate {
         let base = interval(pins: pins, now: now, policy: policy)
         let floor = min(policy.retryMin, policy.periodicUpdateInterval)
         let regular = base - random.uniform(upTo: base / 10)
-        return now + max(catchingUp ? regular - random.uniform(upTo: regular) : regular, floor)
+        return now.saturatingAdding(max(catchingUp ? regular - random.uniform(upTo: regular) : regular, floor))
     }
 }

@@ -27,7 +27,8 @@ public enum OfflineList {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while data.count <= limit {
-            let wanted = min(buffer.count, limit + 1 - data.count)
+            // limit - data.count + 1, without overflowing when the limit is Int.max.
+            let wanted = min(buffer.count - 1, limit - data.count) + 1
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, wanted) }
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else { throw ReadError(description: "cannot read \(name): \(String(cString: strerror(errno)))") }

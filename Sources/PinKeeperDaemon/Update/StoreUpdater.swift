@@ -157,7 +157,7 @@ public struct StoreUpdater: Sendable {
         var report = Report(store: store.id, result: state.load(store: store.id).lastResult ?? .ok, reason: "interrupted",
                             pins: cached?.list.pins.filter { !$0.isExpired(at: now) }.count ?? 0, nextAttempt: now)
         guard !Task.isCancelled else { return report }  // shutdown while waiting for the lock
-        report.nextAttempt = now + store.policy.retryMin
+        report.nextAttempt = now.saturatingAdding(store.policy.retryMin)
         report.reason = "another pinkeeper process is updating the store (it holds \(StoreLock.path(store: store.id, in: state.path)))"
         report.busy = true
         logger.warning("store is busy; trying again later", metadata: [
@@ -293,7 +293,7 @@ public struct StoreUpdater: Sendable {
     /// than the splay window (after downtime or an outage, when a whole fleet may re-synchronise).
     static func isCatchUp(_ previous: CacheFile?, store: StoreConfig, now: Int64) -> Bool {
         guard let previous, previous.list.pins.contains(where: { !$0.isExpired(at: now) }) else { return true }
-        return now - previous.metadata.nextUpdate > store.policy.periodicUpdateInterval / 10
+        return now.saturatingSubtracting(previous.metadata.nextUpdate) > store.policy.periodicUpdateInterval / 10
     }
 
     private func warnAbout(_ outcome: PinMerger.Outcome, received: PinList, store: StoreConfig) {

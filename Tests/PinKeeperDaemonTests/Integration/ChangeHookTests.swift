@@ -180,4 +180,25 @@ struct ChangeHookTests {
         #expect(result.status == 78)
         #expect(result.stderr == "pinkeeper: \(config): store 'a': key 'on_change': the program \"reload-pins\" must be an absolute path (no PATH search, no shell)\n")
     }
+
+    @Test("update as root: a hook in a group-writable directory is not run, the update still publishes, one line says why",
+          .enabled(if: geteuid() == 0, "needs root: only a process running as root refuses such a hook"))
+    func untrustedHookAsRoot() throws {
+        let shared = sandbox.root.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+        let hook = try HookScript(in: shared)
+        chmod(shared.path, 0o775)
+        try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")], storeExtra: hook.keys())
+        let result = update(config)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("a ok pins=1"), "\(result.stdout)")
+        #expect(try sandbox.published("a").list.pins.count == 1)
+        #expect(hook.runs.isEmpty, "the hook ran")
+        let lines = hookLines(result.stderr)
+        #expect(lines.count == 1, "\(result.stderr)")
+        let line = try #require(lines.first)
+        #expect(line.hasPrefix("warning: change hook not run") && line.contains("store=a") && line.contains("hook=\(hook.path)")
+                && line.contains("the directory \(shared.path) is writable by its group and not sticky"), "\(line)")
+    }
 }

@@ -14,7 +14,8 @@ final class Sandbox: @unchecked Sendable {  // paths are immutable; files are th
         root = TestEnvironment.temporaryDirectory("sandbox")
         cache = root.appendingPathComponent("cache")
         state = root.appendingPathComponent("state")
-        for dir in [cache, state] {
+        // Whatever the umask: a hook written here runs as root only from a directory only root can write.
+        for dir in [root, cache, state] {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             chmod(dir.path, 0o755)
         }

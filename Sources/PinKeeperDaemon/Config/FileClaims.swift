@@ -1,0 +1,93 @@
+import Glibc
+
+/// Every path a configuration makes the daemon write, so that no two writers ever share one.
+/// Two rules keep the names apart, and `check` refuses whatever still meets:
+/// - a store id has no part `json`, `lock`, `probes` or `state` after a dot, the suffixes of the
+///   names derived from it: then `<id>.json` (and its `.corrupt-<time>` copies and
+///   `.<id>.json.tmp-…` temps), `<id>.state.json`, `<id>.probes.json` and `<id>.lock` belong to
+///   one store and one purpose each, and a temp-file prefix of one store never matches another's;
+/// - `cache_directory`, `state_directory`, `metrics_file` and each store's files are different
+///   paths, compared after resolving `.`, `..`, repeated slashes and the symlinks of the parts
+///   that exist (the directories are created at start, so they may not exist yet).
+enum FileClaims {
+    static let reservedIDParts = ["json", "lock", "probes", "state"]
+
+    /// Why `id` cannot name a store's files, or nil when it can.
+    static func idProblem(_ id: String) -> String? {
+        let parts = id.split(separator: ".", omittingEmptySubsequences: false)
+        // The first part is never a suffix: "state" names state.json, state.state.json, … of its own.
+        guard let index = parts.indices.dropFirst().first(where: { reservedIDParts.contains(String(parts[$0])) }) else {
+            return nil
+        }
+        return "a store id must not have '\(parts[index])' as a part after a dot: the daemon names a store's files "
+            + "<id>.json, <id>.state.json, <id>.probes.json and <id>.lock, so store "
+            + "'\(parts[..<index].joined(separator: "."))' and this one would share names"
+    }
+
+    private struct Claim {
+        var path: String
+        /// How the message names the claimant: "cache_directory (/var/cache/pinkeeper)", "the state file of store 'x'".
+        var name: String
+        var error: (String) -> ConfigError
+    }
+
+    static func check(_ configuration: Configuration, mainFile: String) throws(ConfigError) {
+        let cache = resolved(configuration.cacheDirectory), state = resolved(configuration.stateDirectory)
+        var claims = [
+            Claim(path: cache, name: "cache_directory (\(configuration.cacheDirectory))") {
+                ConfigError(file: mainFile, key: "cache_directory", $0)
+            },
+            Claim(path: state, name: "state_directory (\(configuration.stateDirectory))") {
+                ConfigError(file: mainFile, key: "state_directory", $0)
+            },
+        ]
+        for store in configuration.stores {
+            let files = [(cache, CacheDirectory.fileName(store: store.id), "the cache file"),
+                         (state, StateDirectory.fileName(store: store.id), "the state file"),
+                         (state, ProbeStateDirectory.fileName(store: store.id), "the probe results"),
+                         (state, StoreLock.fileName(store: store.id), "the lock")]
+            for (directory, name, purpose) in files {
+                claims.append(Claim(path: join(directory, name), name: "\(purpose) of store '\(store.id)'") {
+                    ConfigError(file: store.definedIn, store: store.id, key: nil, $0)
+                })
+            }
+        }
+        if let metrics = configuration.metricsFile {
+            let parent = metrics.split(separator: "/").dropLast().joined(separator: "/")
+            let name = metrics.split(separator: "/").last.map(String.init) ?? ""
+            claims.append(Claim(path: join(resolved("/" + parent), name), name: "metrics_file") {
+                ConfigError(file: mainFile, key: "metrics_file", $0)
+            })
+        }
+        var seen: [String: Claim] = [:]
+        for claim in claims {
+            if let earlier = seen[claim.path] {
+                throw claim.error("\(claim.path) is also \(earlier.name): two writers would share one path; give each its own")
+            }
+            seen[claim.path] = claim
+        }
+    }
+
+    /// `path` with `.`, `..` and repeated slashes resolved, and then the symlinks of its longest
+    /// existing leading part (realpath); the rest is kept as written.
+    static func resolved(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") where part != "." {
+            if part == ".." { _ = parts.popLast() } else { parts.append(part) }
+        }
+        var rest: [Substring] = []
+        while true {
+            let candidate = "/" + parts.joined(separator: "/")
+            if let real = realpath(candidate, nil) {
+                defer { free(real) }
+                return rest.reduce(String(cString: real)) { join($0, String($1)) }
+            }
+            guard let last = parts.popLast() else { return "/" + rest.joined(separator: "/") }
+            rest.insert(last, at: 0)
+        }
+    }
+
+    private static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+}

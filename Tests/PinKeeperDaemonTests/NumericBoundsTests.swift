@@ -79,7 +79,7 @@ struct NumericBoundsTests {
         ("periodic_update_interval", "must be a duration from 1s to 365d"),
         ("expiration_update_threshold", "must be a duration from 0s to 365d"),
         ("request_timeout", "must be a duration from 1s to 1h"),
-        ("max_response_size", "must be a size from 1B to 1GiB"),
+        ("max_response_size", "must be a size from 1B to 32MiB"),
         ("retry_min", "must be a duration from 1s to 365d"),
         ("retry_max", "must be a duration from 1s to 365d"),
         ("hook_timeout", "must be a duration from 1s to 10m"),

@@ -59,8 +59,9 @@ enum NumericKeys {
     /// Lists are kilobytes; a transfer slower than 64 bytes/s is cut after 10 s anyway, and a
     /// longer limit would hold up the whole pass.
     static let requestTimeout = NumericKey(name: "request_timeout", kind: .duration, range: 1...3_600, hint: durationForms)
-    /// A response is held in memory and parsed whole; real lists are kilobytes.
-    static let maxResponseSize = NumericKey(name: "max_response_size", kind: .size, range: 1...(1 << 30),
+    /// A response is held in memory and parsed whole; real lists are kilobytes. The cache file a
+    /// list becomes must stay under the 64 MiB that readers (and the daemon) accept.
+    static let maxResponseSize = NumericKey(name: "max_response_size", kind: .size, range: 1...(32 << 20),
                                             hint: ", such as \"512KiB\", \"1MiB\" or integer bytes")
     static let retryMin = NumericKey(name: "retry_min", kind: .duration, range: 1...year, hint: durationForms)
     static let retryMax = NumericKey(name: "retry_max", kind: .duration, range: 1...year, hint: durationForms)

@@ -189,7 +189,7 @@ private struct Loop {
 
     private func publishStatus(now: Int64) {
         let entries = config.stores.compactMap { status[$0.id] }
-        let next = due.values.min().map { max(0, $0 - now) }
+        let next = due.values.min().map { max(0, $0.saturatingSubtracting(now)) }
         daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next) + ProbeStatus.statusLineSuffix(config))
         metrics.request(configuration: config, now: now)
     }
@@ -256,7 +256,7 @@ private struct Loop {
             let now = daemon.clock.now()
             var next = ready && pass == nil ? (due.values.min() ?? Int64.max) : Int64.max
             if ready, let probeDue = probes.nextDue { next = min(next, probeDue) }
-            sleep = next == Int64.max ? daemon.maxSleep : min(.seconds(max(0, next - now)), daemon.maxSleep)
+            sleep = next == Int64.max ? daemon.maxSleep : min(.seconds(max(0, next.saturatingSubtracting(now))), daemon.maxSleep)
         }
         if watchdogHalfPeriod != nil, !stopping {
             sleep = min(sleep, max(.zero, nextPing - ContinuousClock.now))

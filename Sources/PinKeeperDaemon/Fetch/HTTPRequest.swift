@@ -52,7 +52,7 @@ public struct HTTPResponse: Sendable {
     public func retryAfter(now: Int64) -> Int64? {
         guard let value = header("retry-after")?.trimmingBlanks() else { return nil }
         if let seconds = Int64(value) { return max(0, seconds) }
-        return HTTPDate.parse(value).map { max(0, $0 - now) }
+        return HTTPDate.parse(value).map { max(0, $0.saturatingSubtracting(now)) }
     }
 }
 

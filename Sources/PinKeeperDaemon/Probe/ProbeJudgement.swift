@@ -33,7 +33,7 @@ enum ProbeJudgement {
         let best = matching.max { end($0) < end($1) }!
         let trustedUntil = end(best)
         let depth = best.depth == 0 ? "the served certificate" : "the certificate at depth \(best.depth) of the served chain"
-        guard trustedUntil - now < threshold else {
+        guard trustedUntil.saturatingSubtracting(now) < threshold else {
             return (.pinned, "\(depth) is pinned until \(Timestamp.iso(trustedUntil))")
         }
         if best.expires < chain[best.depth].notAfter ?? Int64.max {

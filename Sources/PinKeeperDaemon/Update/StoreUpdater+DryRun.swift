@@ -41,7 +41,7 @@ extension StoreUpdater {
         } catch {
             // A failed update still publishes the reconciled file (except over a newer format).
             let after = refusal == nil ? reconciled?.list.pins ?? [] : published
-            let retry = Backoff.retryAt(now: now, failures: memory.consecutiveFailures + 1, policy: store.policy,
+            let retry = Backoff.retryAt(now: now, failures: memory.consecutiveFailures == Int.max ? Int.max : memory.consecutiveFailures + 1, policy: store.policy,
                                         retryAfter: error.retryAfter, regularUpdate: reconciled?.metadata.nextUpdate,
                                         random: random)
             return Preview(store: store.id, result: error.result, reason: error.reason,

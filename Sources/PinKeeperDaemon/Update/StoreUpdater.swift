@@ -108,7 +108,7 @@ public struct StoreUpdater: Sendable {
             }
             memory.lastResult = error.result
             memory.lastReason = error.reason
-            memory.consecutiveFailures += 1
+            memory.consecutiveFailures = memory.consecutiveFailures.addingReportingOverflow(1).overflow ? Int.max : memory.consecutiveFailures + 1
             let retry = Backoff.retryAt(now: now, failures: memory.consecutiveFailures, policy: store.policy,
                                         retryAfter: error.retryAfter, regularUpdate: previous?.metadata.nextUpdate,
                                         random: random)
@@ -118,7 +118,7 @@ public struct StoreUpdater: Sendable {
             logger.error("update failed", metadata: [
                 "event": "\(event.rawValue)", "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)",
                 "pins": "\(validBefore.count)", "next_update": "\(Timestamp.iso(retry))",
-                "retry_in": "\(Units.describe(seconds: retry - now))",
+                "retry_in": "\(Units.describe(seconds: retry.saturatingSubtracting(now)))",
             ])
             warnIfExpiring(store, pins: validBefore, now: now)
             return Report(store: store.id, result: error.result, reason: error.reason, pins: validBefore.count,
@@ -162,7 +162,7 @@ public struct StoreUpdater: Sendable {
         report.busy = true
         logger.warning("store is busy; trying again later", metadata: [
             "store": "\(store.id)", "reason": "\(report.reason ?? "")",
-            "retry_in": "\(Units.describe(seconds: report.nextAttempt - now))",
+            "retry_in": "\(Units.describe(seconds: report.nextAttempt.saturatingSubtracting(now)))",
         ])
         return report
     }
@@ -171,10 +171,10 @@ public struct StoreUpdater: Sendable {
     /// `expiration_update_threshold` (no replacement has been published yet).
     private func warnIfExpiring(_ store: StoreConfig, pins: [Pin], now: Int64) {
         guard let soonest = ExpiringPins.soonest(pins, now: now),
-              soonest.expires - now < store.policy.expirationUpdateThreshold else { return }
+              soonest.expires.saturatingSubtracting(now) < store.policy.expirationUpdateThreshold else { return }
         logger.warning("pins expiring without a replacement", metadata: [
             "event": "\(LogEventID.pinsExpiring.rawValue)", "store": "\(store.id)", "name": "\(soonest.name)",
-            "expires": "\(Timestamp.iso(soonest.expires))", "expires_in": "\(Units.describe(seconds: soonest.expires - now))",
+            "expires": "\(Timestamp.iso(soonest.expires))", "expires_in": "\(Units.describe(seconds: soonest.expires.saturatingSubtracting(now)))",
         ])
     }
 

@@ -174,6 +174,29 @@ struct HookTrustTests {
         #expect(HookTrust.problem(relative) == "the interpreter sh of \(relative) is not an absolute path")
     }
 
+    @Test("the whole command line: a script handed to a trusted interpreter is checked too; env is refused")
+    func commandLine() throws {
+        try scratch.directory("open", mode: 0o777)
+        let script = try scratch.program("open/hook.sh", mode: 0o644)
+        #expect(HookTrust.problem(argv: ["/bin/sh", script])
+                == "its argument \(script): the directory \(root)/open is writable by its group and other users and not sticky")
+        let trusted = try scratch.program("hook.sh", mode: 0o644)
+        #expect(HookTrust.problem(argv: ["/bin/sh", "-e", trusted, "--store", "/nonexistent/x"]) == nil)
+        #expect(HookTrust.problem(argv: ["/usr/bin/env", "reload-service"])
+                == "/usr/bin/env finds its program through PATH: name the program's absolute path")
+        let viaEnv = try scratch.program("via-env", text: "#!/usr/bin/env python3\n")
+        #expect(HookTrust.problem(argv: [viaEnv]) == "\(viaEnv) is run by /usr/bin/env, which finds its program through PATH")
+        #expect(HookTrust.problem(argv: []) == "the hook names no program")
+    }
+
+    @Test("a slash followed by a combining mark still separates directories, which are all checked")
+    func combiningMarkAfterSlash() throws {
+        try scratch.directory("open", mode: 0o777)
+        try scratch.directory("open/\u{301}bin")
+        let hook = try scratch.program("open/\u{301}bin/hook")
+        #expect(HookTrust.problem(hook) == "the directory \(root)/open is writable by its group and other users and not sticky")
+    }
+
     // MARK: ChangeHooks
 
     static func changed(_ store: String, hook: String) -> StoreConfig {

@@ -92,7 +92,7 @@ public final class ChangeHooks: Sendable {
         var request = first
         while true {
             // Checked before every run: the file may have changed since the configuration was read.
-            if checksOwnership, let problem = HookTrust.problem(request.argv[0]) {
+            if checksOwnership, let problem = HookTrust.problem(argv: request.argv) {
                 refuse(request, because: problem)
             } else {
                 let outcome = HookProcess.run(argv: request.argv, environment: request.environment, timeout: request.timeout,

@@ -20,6 +20,25 @@ enum HookTrust {
     static let symlinkLimit = 40
     static let interpreterLimit = 4
 
+    /// Why root must not run the hook `argv`, or nil when only root can change what it runs: the
+    /// program, and every argument naming an existing file (`/bin/sh /srv/app/hook.sh` runs the
+    /// script as root just the same). `env` is refused: it finds its program through PATH,
+    /// whose directories (`/usr/local/bin`, group `staff`) root does not vouch for here.
+    static func problem(argv: [String]) -> String? {
+        guard let program = argv.first else { return "the hook names no program" }
+        if let problem = problem(program) { return problem }
+        if looksUpPath(program) { return "\(program) finds its program through PATH: name the program's absolute path" }
+        for argument in argv.dropFirst() where argument.hasPrefix("/") && access(argument, F_OK) == 0 {
+            if let problem = problem(argument) { return "its argument \(argument): \(problem)" }
+        }
+        return nil
+    }
+
+    /// `env` runs a program it looks up in PATH (`env NAME=value` and options aside).
+    private static func looksUpPath(_ program: String) -> Bool {
+        program.unicodeScalars.split(separator: "/").last.map { String(String.UnicodeScalarView($0)) } == "env"
+    }
+
     /// Why root must not run `program`, or nil when only root can change it.
     static func problem(_ program: String, interpreters: Int = 0) -> String? {
         guard program.hasPrefix("/") else { return "\(program) is not an absolute path" }
@@ -31,7 +50,8 @@ enum HookTrust {
             let name = pending.removeFirst()
             if name == "." { continue }
             if name == ".." {
-                current = String(current[..<(current.lastIndex(of: "/") ?? current.startIndex)])
+                let scalars = current.unicodeScalars
+                current = String(scalars[..<(scalars.lastIndex(of: "/") ?? scalars.startIndex)])
                 continue
             }
             let path = current + "/" + name
@@ -89,6 +109,7 @@ enum HookTrust {
         guard depth < interpreterLimit else { return "\(path) nests more than \(interpreterLimit) interpreters" }
         // The kernel would resolve a relative one against the hook's working directory.
         guard interpreter.hasPrefix("/") else { return "the interpreter \(interpreter) of \(path) is not an absolute path" }
+        if looksUpPath(interpreter) { return "\(path) is run by \(interpreter), which finds its program through PATH" }
         return problem(interpreter, interpreters: depth + 1).map { "\(path) is run by \(interpreter): \($0)" }
     }
 
@@ -106,8 +127,10 @@ enum HookTrust {
         return name.isEmpty ? nil : String(decoding: name, as: UTF8.self)
     }
 
+    /// By Unicode scalars: as a `Character`, a "/" followed by a combining mark is no separator,
+    /// and the directory before it would go unchecked while the kernel still passes through it.
     private static func parts(_ path: String) -> [String] {
-        path.split(separator: "/").map(String.init)
+        path.unicodeScalars.split(separator: "/").map { String(String.UnicodeScalarView($0)) }
     }
 
     private static func readLink(_ path: String) -> String? {

@@ -36,6 +36,20 @@ struct FileClaimsTests {
                                     "is also cache_directory (\(viaLink))")
     }
 
+    @Test("'..' after a symlink goes up from the link's target, as the kernel resolves it")
+    func dotDotAfterSymlink() throws {
+        let root = TestEnvironment.temporaryDirectory("claims-dotdot")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("deep/inner"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("link").path, withDestinationPath: "deep/inner")
+        // link/.. is deep, not root: the two name one directory only as the kernel resolves them.
+        let viaLink = root.appendingPathComponent("link/../pk").path, direct = root.appendingPathComponent("deep/pk").path
+        #expect(FileClaims.resolved(viaLink) == FileClaims.resolved(direct))
+        try ConfigTests.expectError(try load(directories(cache: direct, state: viaLink) + ConfigTests.store()), store: nil,
+                                    key: "state_directory", "is also cache_directory (\(direct))")
+        #expect(FileClaims.resolved(root.appendingPathComponent("link/../../pk").path) == FileClaims.resolved(root.path) + "/pk")
+    }
+
     @Test("different and nested directories are fine: no derived name contains a slash")
     func differentOrNested() throws {
         for (cache, state) in [("/srv/cache", "/srv/state"), ("/srv/pk", "/srv/pk/state"), ("/srv/pk/cache", "/srv/pk")] {

@@ -53,36 +53,39 @@ enum FileClaims {
             }
         }
         if let metrics = configuration.metricsFile {
-            let parent = metrics.split(separator: "/").dropLast().joined(separator: "/")
-            let name = metrics.split(separator: "/").last.map(String.init) ?? ""
+            let parts = metrics.unicodeScalars.split(separator: "/").map { String(String.UnicodeScalarView($0)) }
+            let parent = parts.dropLast().joined(separator: "/")
+            let name = parts.last ?? ""
             claims.append(Claim(path: join(resolved("/" + parent), name), name: "metrics_file") {
                 ConfigError(file: mainFile, key: "metrics_file", $0)
             })
         }
-        var seen: [String: Claim] = [:]
+        var seen: [[UInt8]: Claim] = [:]  // by bytes, as the kernel compares names: not String's canonical equivalence
         for claim in claims {
-            if let earlier = seen[claim.path] {
+            if let earlier = seen[Array(claim.path.utf8)] {
                 throw claim.error("\(claim.path) is also \(earlier.name): two writers would share one path; give each its own")
             }
-            seen[claim.path] = claim
+            seen[Array(claim.path.utf8)] = claim
         }
     }
 
-    /// `path` with `.`, `..` and repeated slashes resolved, and then the symlinks of its longest
-    /// existing leading part (realpath); the rest is kept as written.
+    /// `path` as the kernel would resolve it: its longest existing leading part through
+    /// realpath (symlinks first, then `..`, as the kernel walks `/a/link/../b`), the rest with
+    /// `.`, `..` and repeated slashes resolved as text. Split by Unicode scalars: a "/" followed
+    /// by a combining mark is a separator to the kernel.
     static func resolved(_ path: String) -> String {
-        var parts: [Substring] = []
-        for part in path.split(separator: "/") where part != "." {
-            if part == ".." { _ = parts.popLast() } else { parts.append(part) }
-        }
-        var rest: [Substring] = []
+        var parts = path.unicodeScalars.split(separator: "/").map { String(String.UnicodeScalarView($0)) }
+        var rest: [String] = []
         while true {
-            let candidate = "/" + parts.joined(separator: "/")
-            if let real = realpath(candidate, nil) {
+            if let real = realpath("/" + parts.joined(separator: "/"), nil) {
                 defer { free(real) }
-                return rest.reduce(String(cString: real)) { join($0, String($1)) }
+                var resolved = String(cString: real).unicodeScalars.split(separator: "/").map { String(String.UnicodeScalarView($0)) }
+                for part in rest where part != "." {
+                    if part == ".." { _ = resolved.popLast() } else { resolved.append(part) }
+                }
+                return "/" + resolved.joined(separator: "/")
             }
-            guard let last = parts.popLast() else { return "/" + rest.joined(separator: "/") }
+            guard let last = parts.popLast() else { return "/" + rest.filter { $0 != "." && $0 != ".." }.joined(separator: "/") }
             rest.insert(last, at: 0)
         }
     }

@@ -2,15 +2,13 @@ import PinKeeper
 
 /// When to fetch a store again after a successful update (PROTOCOL.md §4.4 and §6).
 public enum NextUpdate {
-    /// Wultra's schedule. `pins` must be in `Pin.publishedOrder` and unexpired at `now`:
-    /// only the first (latest-expiring) entry of each common name counts, because once a
-    /// replacement exists the older certificate's expiry no longer matters.
+    /// Wultra's schedule. `pins` must be unexpired at `now`: only the latest-expiring entry of
+    /// each name counts, because once a replacement exists the older certificate's expiry no
+    /// longer matters. Names are grouped as readers compare them (`PinName`).
     public static func interval(pins: [Pin], now: Int64, policy: UpdatePolicy) -> Int64 {
-        var nextExpiry = now.saturatingAdding(10 * 365 * 86_400)
-        var seen: Set<String> = []
-        for pin in pins where seen.insert(pin.name).inserted {
-            nextExpiry = min(nextExpiry, pin.expires)
-        }
+        var latest: [PinName: Int64] = [:]
+        for pin in pins { latest[PinName(pin.name)] = max(latest[PinName(pin.name)] ?? .min, pin.expires) }
+        let nextExpiry = min(now.saturatingAdding(10 * 365 * 86_400), latest.values.min() ?? .max)
         var interval = Double(nextExpiry.saturatingSubtracting(now))
         if interval > 0 && interval < Double(policy.expirationUpdateThreshold) {
             interval *= 0.125

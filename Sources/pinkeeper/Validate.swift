@@ -58,6 +58,7 @@ struct Validate: ParsableCommand {
     var timeout: Int = 10
 
     func validate() throws {
+        guard !name.isEmpty else { throw ValidationError("--name must be the host a client connects to, not empty") }
         let inputs = [fingerprint != nil, certificate != nil, connect != nil].filter { $0 }.count
         guard inputs == 1 else { throw ValidationError("give exactly one of --fingerprint, --certificate or --connect") }
         if let depth {

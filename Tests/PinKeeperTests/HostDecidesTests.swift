@@ -67,7 +67,8 @@ struct HostDecidesTests {
         #expect(PinName.same(asked, pinned) == same)
         let answer = PinValidator(pins: [Sample.pin(pinned, 0x01)])
             .validate(PeerNames(host: asked), fingerprint: Sample.digest(0x01), now: now)
-        #expect(answer == (same ? .trusted : .empty))
+        // An empty host is refused whatever is pinned: there is no host to decide by.
+        #expect(answer == (asked.isEmpty ? .untrusted : same ? .trusted : .empty))
     }
 
     @Test("two spellings of a name are two pins, never one pin's duplicate")
@@ -76,6 +77,17 @@ struct HostDecidesTests {
         #expect(precomposed.identity != decomposed.identity)
         #expect(Set([precomposed.identity, decomposed.identity]).count == 2)
         #expect(Pin.publishedOrder(precomposed, decomposed) != Pin.publishedOrder(decomposed, precomposed))
+    }
+
+    @Test("an empty host is untrusted: the CN alone never decides, even where domainsConfig exempts it")
+    func emptyHost() {
+        #expect(verdictFor(host: "", commonName: "unlisted.example", domains: onlyTheAPI) == .untrusted)
+        #expect(verdictFor(host: "", commonName: host, pinned: 0x01) == .untrusted)
+    }
+
+    func verdictFor(host: String, commonName: String?, domains: DomainsConfig? = nil, pinned: UInt8 = 0x02) -> Verdict {
+        PinValidator(pins: [Sample.pin(self.host, pinned)], domainsConfig: domains)
+            .validate(PeerNames(host: host, commonName: commonName), fingerprint: Sample.digest(0x01), now: now)
     }
 
     @Test("messages name the host, and the CN when it differs")

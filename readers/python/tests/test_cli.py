@@ -145,6 +145,16 @@ def test_usage_errors_exit_64_not_2(setup, arguments):
     assert python_cli("validate", *common(setup), *arguments).returncode == 64
 
 
+def test_an_empty_name_is_a_usage_error_as_in_swift(setup, pki):
+    # Pinned under the leaf's CN and the bare "" alike: without a host nothing may decide.
+    (setup / "cache" / f"{STORE}.json").write_text(json.dumps(cache_document([
+        pin("", pki.pinned.fingerprint), pin("localhost", pki.pinned.fingerprint)])))
+    for question in (["--fingerprint", pki.pinned.fingerprint], ["--certificate", str(setup / "leaf.pem")]):
+        result = python_cli("validate", *common(setup), "--name", "", *question)
+        assert (result.returncode, result.stdout) == (64, ""), (result.stdout, result.stderr)
+        assert "Error: --name must be the host a client connects to, not empty" in result.stderr
+
+
 def test_a_store_id_that_is_a_path_is_a_usage_error(setup, pki):
     result = python_cli("validate", "--cache-directory", str(setup / "cache"), "--store", "../cache/banking",
                         "--name", NAME, "--fingerprint", pki.pinned.fingerprint)
@@ -183,6 +193,9 @@ COMPARED = {  # case: (arguments, the exit status both must give)
     "missing-certificate": (["--name", NAME, "--certificate", "{dir}/nope.pem"], 66),
     "garbage-certificate": (["--name", NAME, "--certificate", "{dir}/garbage.pem"], 65),
     "usage-error": (["--name", NAME], 64),
+    "empty-name": (["--name", "", "--fingerprint", "{pinned}"], 64),
+    "empty-name-certificate": (["--name", "", "--certificate", "{dir}/leaf.pem"], 64),
+    "bidi-marks-escaped": (["--name", "api\u200e.example\u061c.com\u200f", "--fingerprint", "{pinned}"], 1),
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import threading
@@ -12,7 +13,7 @@ import pytest
 import pinkeeper.cache
 from pinkeeper import CacheReader, CacheReaderError, Verdict
 
-from conftest import STORE, cache_document, pin, replace
+from conftest import STORE, cache_document, domains_config, pin, replace
 
 NOW = 1763770000
 FP1, FP2 = bytes([1]) * 32, bytes([2]) * 32
@@ -23,9 +24,9 @@ def count_reads(monkeypatch):
     reads = []
     original = pinkeeper.cache._read_file
 
-    def counting(path):
+    def counting(path, *args, **kwargs):
         reads.append(path)
-        return original(path)
+        return original(path, *args, **kwargs)
     monkeypatch.setattr(pinkeeper.cache, "_read_file", counting)
     return reads
 
@@ -76,6 +77,65 @@ def test_a_directory_or_fifo_at_the_path_is_refused_without_waiting(tmp_path):
     os.mkfifo(fifo_dir / f"{STORE}.json")
     with pytest.raises(CacheReaderError, match="not a regular file"):
         CacheReader(STORE, cache_directory=str(fifo_dir))
+
+
+def publish_symlink(path, target):
+    """Puts a symlink to `target` at `path` in one step (a rename), as a writer of the directory could."""
+    link = path.with_name(f".{path.name}.link")
+    os.symlink(target, link)
+    os.rename(link, path)
+
+
+def test_a_symlink_swapped_in_for_the_cache_file_is_never_followed(cache_dir, tmp_path):
+    # The link points at a valid cache file of the same store that pins FP2 instead: followed, it
+    # would decide. The Swift and Java readers refuse it; the last good version stays in use.
+    path = cache_dir(pin("api.example.com", B64[FP1]))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    assert reader.verdict("api.example.com", FP1, now=NOW) is Verdict.TRUSTED
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / f"{STORE}.json").write_text(json.dumps(cache_document([pin("api.example.com", B64[FP2])])))
+    publish_symlink(path, elsewhere / f"{STORE}.json")
+    assert reader.verdict("api.example.com", FP2, now=NOW) is Verdict.UNTRUSTED
+    assert reader.verdict("api.example.com", FP1, now=NOW) is Verdict.TRUSTED
+    assert reader.problem is not None and reader.problem.kind == "unreadable"
+    assert str(reader.problem) == f"{path} is a symlink, which is never followed"
+    with pytest.raises(CacheReaderError, match="is a symlink, which is never followed"):
+        reader.refresh()
+    with pytest.raises(CacheReaderError, match="is a symlink, which is never followed") as raised:
+        CacheReader(STORE, cache_directory=cache_dir.directory)  # nothing good to keep: an error at start
+    assert raised.value.kind == "unreadable"
+    cache_dir(pin("api.example.com", B64[FP2]))  # the daemon's next version replaces the link
+    assert reader.verdict("api.example.com", FP2, now=NOW) is Verdict.TRUSTED and reader.problem is None
+
+
+def test_a_dangling_symlink_is_refused_not_taken_for_a_missing_file(cache_dir, tmp_path):
+    # The file's identity comes from the link itself (lstat): following it would find nothing and
+    # read as "no file", dropping every pin instead of keeping the last good ones.
+    path = cache_dir(pin("api.example.com", B64[FP1]))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    publish_symlink(path, tmp_path / "nowhere.json")
+    assert reader.verdict("api.example.com", FP1, now=NOW) is Verdict.TRUSTED
+    assert str(reader.problem) == f"{path} is a symlink, which is never followed"
+
+
+def test_a_symlink_is_looked_at_once_per_version(cache_dir, tmp_path, monkeypatch):
+    path = cache_dir(pin("api.example.com", B64[FP1]))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    reads = count_reads(monkeypatch)
+    publish_symlink(path, tmp_path / "nowhere.json")
+    for _ in range(5):
+        assert reader.verdict("api.example.com", FP1, now=NOW) is Verdict.TRUSTED
+    assert len(reads) == 1
+
+
+def test_the_fallback_file_may_be_a_symlink(tmp_path):
+    # Unlike the cache file it is the operator's configuration, as in the Swift reader.
+    (tmp_path / "lists").mkdir()
+    (tmp_path / "lists" / "fallback.json").write_text(json.dumps({"fingerprints": [pin("api.example.com", B64[FP1])]}))
+    os.symlink(tmp_path / "lists" / "fallback.json", tmp_path / "fallback.json")
+    reader = CacheReader(STORE, cache_directory=str(tmp_path), fallback_file=str(tmp_path / "fallback.json"))
+    assert reader.verdict("api.example.com", FP1, now=NOW) is Verdict.TRUSTED
 
 
 def test_a_file_larger_than_the_limit_is_invalid(cache_dir, monkeypatch):
@@ -197,3 +257,58 @@ def test_expected_names_admit_the_host_or_the_common_name(cache_dir):
     assert reader.verdict("www.example.com", FP1, now=NOW, common_name="cdn.example.com") is Verdict.UNTRUSTED
     assert reader.verdict("www.example.com", FP1, now=NOW, common_name="api.example.com") is Verdict.TRUSTED
     assert reader.verdict("api.example.com", FP1, now=NOW, common_name="www.example.com") is Verdict.TRUSTED
+
+
+# An empty host (PROTOCOL.md §5.1): nothing to decide by, so every question answers untrusted.
+
+DER = b"stands for a certificate"
+FP_DER = hashlib.sha256(DER).digest()
+
+
+def test_an_empty_host_is_untrusted_in_every_question(cache_dir, tmp_path):
+    # Whatever would otherwise pass: a CN pinned to this certificate, in the cache and in the
+    # fallback pins, a pin listed under the empty name, and a domainsConfig that exempts every
+    # unlisted name.
+    fallback = tmp_path / "fallback.json"
+    fallback.write_text(json.dumps({"fingerprints": [pin("gw.example", base64.b64encode(FP_DER).decode())]}))
+    cache_dir(pin("gw.example", base64.b64encode(FP_DER).decode()), pin("", base64.b64encode(FP_DER).decode()),
+              pin("api.example.com", B64[FP1]),
+              mode="challenge", domains_config=domains_config(False, {"api.example.com": True}))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory, fallback_file=str(fallback))
+    assert reader.verdict("gw.example", FP_DER, now=NOW) is Verdict.TRUSTED  # the names do work
+    assert reader.verdict("unlisted.example", FP2, now=NOW) is Verdict.TRUSTED  # exempt
+    for common_name in ("gw.example", "unlisted.example", "", None):
+        questions = [reader.verdict("", FP_DER, 0, NOW, common_name=common_name),
+                     reader.verdict_for_certificate("", DER, NOW, common_name=common_name),
+                     reader.verdict_for_verified_chain("", [DER], NOW, common_name=common_name),
+                     reader.verdict_for_verified_digests("", [FP_DER], NOW, common_name=common_name)]
+        assert questions == [Verdict.UNTRUSTED] * 4, common_name
+        assert not reader.admits("", common_name=common_name)
+
+
+def test_an_empty_host_is_untrusted_even_without_pins_or_with_expected_names(tmp_path):
+    assert CacheReader(STORE, cache_directory=str(tmp_path)).verdict("", FP1, now=NOW) is Verdict.UNTRUSTED  # not empty
+    (tmp_path / f"{STORE}.json").write_text(json.dumps(cache_document([pin("gw.example", B64[FP1])])))
+    reader = CacheReader(STORE, cache_directory=str(tmp_path), expected_common_names=["gw.example"])
+    assert reader.admits("www.example.com", common_name="gw.example")
+    assert not reader.admits("", common_name="gw.example")
+    assert reader.verdict("", FP1, now=NOW, common_name="gw.example") is Verdict.UNTRUSTED
+
+
+# Messages
+
+SWIFT_LOG_TEXT_ESCAPES = [  # Sources/PinKeeperDaemon/Logging/LogText.swift, needsEscape
+    (0x00, 0x1F), (0x5C, 0x5C), (0x7F, 0x9F),  # C0, backslash, DEL and C1
+    (0x2028, 0x2029),  # line and paragraph separators
+    (0x061C, 0x061C), (0x200E, 0x200F), (0x202A, 0x202E), (0x2066, 0x2069),  # bidi marks and overrides
+]
+
+
+def test_messages_escape_exactly_what_the_swift_log_text_escapes():
+    from pinkeeper.validation import escaped
+    expected = sorted(code for low, high in SWIFT_LOG_TEXT_ESCAPES for code in range(low, high + 1))
+    assert [code for code in range(0x110000) if escaped(chr(code)) != chr(code)] == expected
+    short = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    for code in expected:
+        assert escaped(chr(code)) == short.get(chr(code), f"\\u{{{code:x}}}")
+    assert escaped("pay\u200f.example\u061c") == "pay\\u{200f}.example\\u{61c}"

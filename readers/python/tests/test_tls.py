@@ -6,6 +6,7 @@ not the host cannot use that name to escape the host's pinning (PROTOCOL.md §5.
 
 from __future__ import annotations
 
+import _ssl
 import asyncio
 import hashlib
 import http.client
@@ -162,18 +163,135 @@ def test_a_new_cache_version_applies_to_the_next_connection(pki, serve, cache_di
     assert fetch_socket(server.url, context) == BODY
 
 
-def test_verification_turned_off_is_refused(pki, serve, reader_for):
+def settings(context):
+    return context.verify_mode, context.check_hostname, context._host_flags, context.hostname_checks_common_name
+
+
+def set_raw(context, check_hostname):
+    """Sets check_hostname past the pinned context's guard, as the C attribute it is: what the
+    context looked like, before the guard, while another thread had it turned off."""
+    ssl.SSLContext.check_hostname.__set__(context, check_hostname)
+
+
+def set_host_flag(flag, on):
+    def change(context):
+        context._host_flags = context._host_flags | flag if on else context._host_flags & ~flag
+    return change
+
+
+WEAKENING = {  # a change that weakens verification: what the refusal says
+    "check_hostname-False": (lambda c: setattr(c, "check_hostname", False), "check_hostname cannot be set to False"),
+    "check_hostname-0": (lambda c: setattr(c, "check_hostname", 0), "check_hostname cannot be set to False"),
+    "verify_mode-CERT_NONE": (lambda c: setattr(c, "verify_mode", ssl.CERT_NONE), "verify_mode cannot be set to CERT_NONE"),
+    "verify_mode-CERT_OPTIONAL": (lambda c: setattr(c, "verify_mode", ssl.CERT_OPTIONAL),
+                                  "verify_mode cannot be set to CERT_OPTIONAL"),
+    "common-name-fallback-back-on": (lambda c: setattr(c, "hostname_checks_common_name", True),
+                                     "hostname_checks_common_name cannot be turned on"),
+    "partial-wildcards": (set_host_flag(_ssl.HOSTFLAG_NO_PARTIAL_WILDCARDS, False), "partial wildcards"),
+    "multi-label-wildcards": (set_host_flag(_ssl.HOSTFLAG_MULTI_LABEL_WILDCARDS, True), "multi-label"),
+    "always-check-subject": (set_host_flag(_ssl.HOSTFLAG_ALWAYS_CHECK_SUBJECT, True), "common name cannot be checked"),
+}
+
+
+@pytest.mark.parametrize("change", WEAKENING, ids=list(WEAKENING))
+def test_the_context_refuses_to_weaken_verification(change, pki, serve, reader_for):
+    # OpenSSL takes these settings when a socket is wrapped, so a pinned context never lets them
+    # go: turned off and on again around another thread's wrap_socket, they would pass an
+    # unverified host that the check at the end of the handshake could not see.
     server = serve(pki.pinned)
     context = pinned_context(reader_for(pin(HOST, pki.pinned.fingerprint)), cafile=pki.ca_file)
-    context.check_hostname = False
-    with pytest.raises(PinningError, match="must stay on"):
-        fetch_socket(server.url, context)
+    context.hostname_checks_common_name = False  # allowed: stricter; so that turning it on is a change
+    before = settings(context)
+    weaken, reason = WEAKENING[change]
+    with pytest.raises(PinningError) as raised:
+        weaken(context)
+    message = str(raised.value)
+    assert message.startswith("pinkeeper: ") and "must stay on" in message and reason in message, message
+    assert isinstance(raised.value, ValueError) and raised.value.verdict is None
+    assert settings(context) == before  # left as it was
+    assert fetch_socket(server.url, context) == BODY
+
+
+def test_the_context_allows_settings_that_keep_or_tighten_verification(pki, serve, reader_for):
+    server = serve(pki.pinned)
+    context = pinned_context(reader_for(pin(HOST, pki.pinned.fingerprint)), cafile=pki.ca_file)
+    context.check_hostname = True
+    context.verify_mode = ssl.CERT_REQUIRED  # urllib3 sets it on every connection
+    context.hostname_checks_common_name = False
+    context.hostname_checks_common_name = False
+    context._host_flags |= _ssl.HOSTFLAG_NO_WILDCARDS
+    context.verify_flags |= ssl.VERIFY_X509_STRICT
+    assert settings(context)[:2] == (ssl.CERT_REQUIRED, True)
+    assert fetch_socket(server.url, context) == BODY
+
+
+def bio_handshake(context, port, host, before_handshake=lambda: None):
+    """A client handshake through memory BIOs (the SSLObject path of asyncio and httpx.AsyncClient)."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = context.wrap_bio(incoming, outgoing, server_hostname=host)
+    before_handshake()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        while True:
+            try:
+                tls.do_handshake()
+                return tls
+            except ssl.SSLWantReadError:
+                if outgoing.pending:
+                    raw.sendall(outgoing.read())
+                data = raw.recv(65536)
+                if not data:
+                    raise ConnectionError("the server closed the connection during the handshake")
+                incoming.write(data)
+
+
+def socket_handshake(context, port, host, before_handshake=lambda: None):
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        tls = context.wrap_socket(raw, server_hostname=host, do_handshake_on_connect=False)
+        before_handshake()
+        try:
+            tls.do_handshake()
+        finally:
+            tls.close()
+
+
+@pytest.mark.parametrize("handshake", [socket_handshake, bio_handshake], ids=["socket", "bio"])
+def test_a_connection_wrapped_without_the_host_check_is_refused_when_it_is_back_on(handshake, pki, serve, reader_for):
+    # The race of a shared context: one thread turns check_hostname off, another wraps a socket,
+    # the first turns it on again before that handshake ends. OpenSSL never checks the host for
+    # this connection; a check reading the context at the end would see it on. The store pins
+    # the server's certificate under its CN, so only the host check stands in the way.
+    server = serve(pki.wrong_name)
+    context = pinned_context(reader_for(pin("wrong.example.com", pki.wrong_name.fingerprint)), cafile=pki.ca_file)
+    set_raw(context, False)
+    with pytest.raises(PinningError, match="must stay on.*off when this connection was set up"):
+        handshake(context, server.port, HOST, before_handshake=lambda: set_raw(context, True))
+    # With the host check on throughout, OpenSSL itself refuses the certificate for this host.
+    with pytest.raises(ssl.SSLCertVerificationError) as raised:
+        handshake(context, server.port, HOST)
+    assert hostname_mismatch(raised.value)
+    server.stop()
+    assert server.paths == []
+
+
+def test_requests_verify_false_is_refused(pki, serve, reader_for):
+    requests = pytest.importorskip("requests")
+    from pinkeeper.requests_adapter import PinnedHTTPAdapter
+    server = serve(pki.pinned)
+    context = pinned_context(reader_for(pin(HOST, pki.pinned.fingerprint)), cafile=pki.ca_file)
+    with requests.Session() as session:
+        session.mount("https://", PinnedHTTPAdapter(context.pin_reader, context=context))
+        with pytest.raises(Exception) as raised:
+            session.get(server.url, verify=False, timeout=10)
+        assert "verify_mode cannot be set to CERT_NONE" in str(pinning_error(raised.value))
+        assert settings(context)[:2] == (ssl.CERT_REQUIRED, True)
+        assert session.get(server.url, timeout=10).content == BODY  # the shared context still verifies
 
 
 @pytest.mark.parametrize("option", ["assert_fingerprint", "assert_hostname"])
 def test_urllib3_options_that_turn_host_name_checking_off_are_refused(option, pki, serve, reader_for):
     # Both make urllib3 set check_hostname = False on the context; with assert_fingerprint a
-    # pinned certificate for the wrong host would then pass. The pinned context refuses instead.
+    # pinned certificate for the wrong host would then pass. The pinned context refuses the
+    # change itself, before any socket is wrapped, and stays as it was.
     urllib3 = pytest.importorskip("urllib3")
     server = serve(pki.wrong_name)
     reader = reader_for(pin("wrong.example.com", pki.wrong_name.fingerprint))
@@ -182,7 +300,11 @@ def test_urllib3_options_that_turn_host_name_checking_off_are_refused(option, pk
     with urllib3.PoolManager(ssl_context=context, retries=False, timeout=10, **{option: value}) as pool:
         with pytest.raises(Exception) as raised:
             pool.request("GET", server.url)
-    assert "must stay on" in str(pinning_error(raised.value))
+    message = str(pinning_error(raised.value))
+    assert "must stay on" in message and "check_hostname cannot be set to False" in message, message
+    assert (context.verify_mode, context.check_hostname) == (ssl.CERT_REQUIRED, True)
+    server.stop()
+    assert server.paths == []
 
 
 def test_http_libraries_report_a_pinning_failure_as_a_tls_error(pki, serve, reader_for):
@@ -374,9 +496,10 @@ def test_the_context_common_name_replaces_the_leafs_but_never_the_host(pki, serv
 def test_a_connection_without_a_verified_host_name_is_refused(pki, serve, reader_for):
     server = serve(pki.pinned)
     reader = reader_for(pin(HOST, pki.pinned.fingerprint))
-    # No server_hostname and check_hostname off: nothing says which host the chain is for.
+    # No server_hostname and check_hostname off (past the context's guard): nothing says which
+    # host the chain is for.
     context = pinned_context(reader, cafile=pki.ca_file)
-    context.check_hostname = False
+    set_raw(context, False)
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
         with pytest.raises(PinningError, match="must stay on"):
             context.wrap_socket(raw, server_hostname=None)

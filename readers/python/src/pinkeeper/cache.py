@@ -84,8 +84,9 @@ class CacheFile:
 
 def read_fallback(path: str) -> Tuple[Pin, ...]:
     """Pins of a Wultra fallback list (`{"fingerprints": [...]}`). Its `domainsConfig` is
-    ignored, as the mobile clients ignore it in fallback data."""
-    read = _read_file(path)
+    ignored, as the mobile clients ignore it in fallback data. Unlike the cache file it may be a
+    symlink: it is configuration the operator placed, not a file in a directory a service writes."""
+    read = _read_file(path, follow_symlink=True)
     if read is None:
         raise CacheReaderError("unreadable", path, "does not exist")
     try:
@@ -103,9 +104,10 @@ class CacheReader:
     file plus the store's fallback pins, with Wultra's semantics as PROTOCOL.md §5 and §5.1 decide
     them: by the host the client verified and the leaf's common name.
 
-    Every question first stats the file; it is read and parsed again only when its device,
+    Every question first lstats the file; it is read and parsed again only when its device,
     inode, size or modification time changed (the daemon replaces it atomically, so each version
-    has a new inode). A missing file means no cached pins. A version that cannot be used leaves
+    has a new inode). A missing file means no cached pins. A symlink at the path is never
+    followed: it is refused like any other unusable version. A version that cannot be used leaves
     the last good pins in use, and `problem` says why. Safe to share between threads.
     """
 
@@ -200,7 +202,9 @@ class CacheReader:
 
     def _refresh_locked(self) -> None:
         try:
-            info = os.stat(self.path)
+            # The link itself, never what it points to: a symlink at the path is a version of its
+            # own (refused when read), and a dangling one is not a missing file.
+            info = os.lstat(self.path)
             identity: object = _identity(info)
         except FileNotFoundError:
             identity = "missing"
@@ -243,15 +247,21 @@ def _identity(info: os.stat_result) -> tuple:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def _read_file(path: str) -> Optional[Tuple[bytes, tuple]]:
+def _read_file(path: str, follow_symlink: bool = False) -> Optional[Tuple[bytes, tuple]]:
     """The whole file and the identity of what was read (from the open descriptor, so a
     replacement racing with the read is noticed at the next question). None when missing.
-    Opened non-blocking: a FIFO planted at the path is refused, never waited on."""
+    Opened non-blocking: a FIFO planted at the path is refused, never waited on. A symlink is
+    refused (O_NOFOLLOW) unless `follow_symlink`, which only the operator's fallback file gets:
+    whoever can write the cache directory must not be able to point the reader elsewhere."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | (0 if follow_symlink else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return None
     except OSError as error:
+        # O_NOFOLLOW fails with ELOOP on a symlink (EMLINK on FreeBSD); both can mean other things.
+        if not follow_symlink and error.errno in (errno.ELOOP, errno.EMLINK) and _is_symlink(path):
+            raise CacheReaderError("unreadable", path, "is a symlink, which is never followed") from None
         raise CacheReaderError("unreadable", path, f"cannot be opened: {os.strerror(error.errno or errno.EIO)}") from None
     try:
         info = os.fstat(fd)
@@ -274,3 +284,10 @@ def _read_file(path: str) -> Optional[Tuple[bytes, tuple]]:
         return b"".join(chunks), _identity(info)
     finally:
         os.close(fd)
+
+
+def _is_symlink(path: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -188,6 +188,10 @@ def certificate_common_name(der: bytes) -> Optional[str]:
 
 
 def validate(arguments) -> int:
+    # An empty host leaves only the certificate's own name to decide by (PROTOCOL.md §5.1); the
+    # reader would answer untrusted, but as `pinkeeper validate` it is refused as a usage error.
+    if not arguments.name:
+        raise UsageError("--name must be the host a client connects to, not empty")
     if (arguments.fingerprint is None) == (arguments.certificate is None):
         raise UsageError("give exactly one of --fingerprint or --certificate")
     if arguments.depth is not None:

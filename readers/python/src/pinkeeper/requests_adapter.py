@@ -4,8 +4,9 @@
 
 The adapter hands urllib3 a `pinkeeper.tls.pinned_context`, so chain and host name are verified
 as usual and the pins are checked right after the handshake. Never combine it with urllib3's
-`assert_fingerprint` (it turns host-name checking off; the pinned context then refuses every
-connection) or `verify=False` (refused the same way).
+`assert_fingerprint` or `assert_hostname` (they turn host-name checking off) or `verify=False`
+(chain verification off): the pinned context refuses the change, so every such request fails
+with PinningError (as `requests.exceptions.SSLError`) and the context keeps verifying.
 """
 
 from __future__ import annotations

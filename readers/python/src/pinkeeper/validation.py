@@ -24,7 +24,8 @@ def peer_names(host: str, common_name: Optional[str] = None) -> Tuple[str, ...]:
     """The names a peer is judged by, folded (`fold_name`): H, the host the client connected to
     and had the platform verify the certificate for, then N, the leaf's common name, unless it
     is absent or the same name. H always takes part: N is chosen by the certificate's holder, so
-    it may add pins to compare but never lift the requirement to match one."""
+    it may add pins to compare but never lift the requirement to match one. An empty H leaves
+    nothing to decide by: `decide` answers UNTRUSTED and `admits` False, whatever N is."""
     host = fold_name(host)
     if common_name is None:
         return (host,)
@@ -33,7 +34,10 @@ def peer_names(host: str, common_name: Optional[str] = None) -> Tuple[str, ...]:
 
 
 def admits(names: Tuple[str, ...], expected_common_names: Optional[AbstractSet[str]]) -> bool:
-    """Whether the operator's expected names (folded; None: no list) include H or N."""
+    """Whether the operator's expected names (folded; None: no list) include H or N. An empty H
+    admits nothing: N alone is never enough."""
+    if not names[0]:
+        return False
     return expected_common_names is None or not expected_common_names.isdisjoint(names)
 
 
@@ -48,16 +52,23 @@ def describe(host: str, common_name: Optional[str] = None) -> str:
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+#: The code points written as escapes, the same set as the Swift `LogText.needsEscape`: C0,
+#: backslash, DEL and C1; the line and paragraph separators; the bidirectional marks (Arabic
+#: letter mark, left-to-right and right-to-left marks), embeddings, overrides and isolates.
+ESCAPED_RANGES = ((0x00, 0x1F), (0x5C, 0x5C), (0x7F, 0x9F), (0x061C, 0x061C), (0x200E, 0x200F),
+                  (0x2028, 0x2029), (0x202A, 0x202E), (0x2066, 0x2069))
+
+
 def _needs_escape(character: str) -> bool:
     code = ord(character)
-    return (code < 0x20 or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029)
-            or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069)
+    return any(low <= code <= high for low, high in ESCAPED_RANGES)
 
 
 def escaped(text: str) -> str:
     """`text` for a message line, as the Swift `LogText.escaped` writes it: control characters,
-    line separators and bidirectional overrides as escapes, a backslash doubled. A certificate's
-    common name is chosen by its holder and must not forge or hide lines of a log or terminal."""
+    line separators and bidirectional marks and overrides as escapes (`ESCAPED_RANGES`), a
+    backslash doubled. A certificate's common name is chosen by its holder and must not forge or
+    hide lines of a log or terminal."""
     return "".join(_ESCAPES.get(c) or (f"\\u{{{ord(c):x}}}" if _needs_escape(c) else c) for c in text)
 
 
@@ -67,6 +78,10 @@ def decide(pins: Iterable[Pin], names: Tuple[str, ...], now: int, matches: Calla
     """`names` come from `peer_names`; `pins` are the store's pins (cached then fallback) for
     those names, and `expected_common_names` the store's list folded; `matches` returns None
     when a pin does not apply to what was presented (another depth), else whether it matched."""
+    # Without the host the client verified, only the name the certificate's holder chose would
+    # be left to decide by (PROTOCOL.md §5.1): an empty H is refused, whatever N and the store say.
+    if not names[0]:
+        return Verdict.UNTRUSTED
     # The operator's expected names first: nothing the server sends widens them.
     if not admits(names, expected_common_names):
         return Verdict.UNTRUSTED

@@ -18,10 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -35,7 +32,8 @@ import java.util.concurrent.TimeoutException;
  * device and inode, size or modification time changed (the daemon replaces it atomically, so a
  * new version always has a new inode). When a new version cannot be used, the reader keeps
  * answering from the last good one and says why in {@link #snapshot()}. Safe to share between
- * threads.
+ * threads: a question never waits for another one's reading; while one question reads a new
+ * version, the others answer from the last good one.
  */
 public final class CacheReader {
     /** Where the daemon publishes when its configuration does not say otherwise. */
@@ -49,7 +47,15 @@ public final class CacheReader {
     private final List<String> expectedCommonNames;
     private final Set<String> expectedNames; // folded, for lookups; null: any name
     private final List<Pin> fallbackPins;
-    private Loaded loaded; // guarded by this
+    private final Opener opener;
+    private final Object lock = new Object();
+    private Loaded loaded;       // guarded by lock
+    private boolean refreshing;  // guarded by lock: a question is reading a new version, outside the lock
+
+    /** Tests: how long a question waits for the cache file to open. */
+    volatile long openTimeoutMillis = OPEN_TIMEOUT_MILLIS;
+    /** Tests: run after the type check, just before the open (where a FIFO can be swapped in). */
+    volatile Runnable beforeOpen;
 
     /**
      * Opens a cache file. A missing file is not an error (the daemon may not have published yet:
@@ -66,6 +72,7 @@ public final class CacheReader {
         this.fallbackPins = List.copyOf(fallbackPins);
         this.expectedCommonNames = expectedCommonNames == null ? null : List.copyOf(expectedCommonNames);
         this.expectedNames = PinValidator.folded(expectedCommonNames);
+        this.opener = new Opener(path);
         Loaded first = Loaded.initial(this.fallbackPins).refreshed(FileState.of(path), this);
         if (first.problem != null) throw first.problem;
         this.loaded = first;
@@ -182,10 +189,38 @@ public final class CacheReader {
         if (state.problem != null) throw state.problem;
     }
 
-    private synchronized Loaded current() {
+    /**
+     * The state to answer from, after looking at the file. Only the question that finds a new
+     * version reads it, outside the lock (the open may wait, see {@link Opener}); the others answer
+     * from the last good state meanwhile. While an earlier open of the file has not returned,
+     * nothing is read (no second open is started): the last good state answers, with the
+     * problem recorded, and the file is looked at again at every question until that open returns.
+     */
+    private Loaded current() {
         FileState observed = FileState.of(path);
-        if (!observed.equals(loaded.observed)) loaded = loaded.refreshed(observed, this);
-        return loaded;
+        Loaded base;
+        synchronized (lock) {
+            if (refreshing || observed.equals(loaded.observed)) return loaded;
+            if (observed.kind() == FileState.Kind.FILE) {
+                CacheReaderException blocked = opener.blocked();
+                if (blocked != null) {
+                    if (loaded.problem != blocked) loaded = loaded.withProblem(blocked);
+                    return loaded;
+                }
+            }
+            refreshing = true;
+            base = loaded;
+        }
+        Loaded next = base;
+        try {
+            next = base.refreshed(observed, this);
+        } finally {
+            synchronized (lock) {
+                loaded = next;
+                refreshing = false;
+            }
+        }
+        return next;
     }
 
     // Files
@@ -231,9 +266,14 @@ public final class CacheReader {
      * {@code O_NONBLOCK} as the Swift and Python readers do, so the type is checked first
      * (without following links) and the open itself, which a FIFO swapped in after that check
      * could still block, runs on a thread of its own that the caller waits for a bounded time
-     * ({@link #open}).
+     * ({@link #open}; a reader's cache file through its {@link Opener}, one open at a time).
      */
     private static byte[] readFile(Path path, boolean followLinks) throws CacheReaderException {
+        return readFile(path, followLinks, null);
+    }
+
+    /** {@code reader}: its cache file, opened through its {@link Opener}; null: a file read once (a new open). */
+    private static byte[] readFile(Path path, boolean followLinks, CacheReader reader) throws CacheReaderException {
         String name = path.toString();
         LinkOption[] links = followLinks ? new LinkOption[0] : new LinkOption[] {LinkOption.NOFOLLOW_LINKS};
         BasicFileAttributes attributes;
@@ -246,7 +286,8 @@ public final class CacheReader {
         }
         if (attributes.isSymbolicLink()) throw symlink(name);
         if (!attributes.isRegularFile()) throw notRegular(name);
-        try (FileChannel channel = open(path, followLinks, OPEN_TIMEOUT_MILLIS)) {
+        if (reader != null && reader.beforeOpen != null) reader.beforeOpen.run();
+        try (FileChannel channel = reader == null ? open(path, followLinks, OPEN_TIMEOUT_MILLIS) : reader.opener.open(reader.openTimeoutMillis)) {
             if (channel == null) return null;
             byte[] data = Channels.newInputStream(channel).readNBytes((int) MAXIMUM_FILE_SIZE + 1);
             if (data.length > MAXIMUM_FILE_SIZE) {
@@ -261,32 +302,49 @@ public final class CacheReader {
     /** How long a question waits for the cache file to open: far longer than a local open ever takes. */
     static final long OPEN_TIMEOUT_MILLIS = 5_000;
 
-    /** Daemon threads, so that one left blocked on a FIFO never keeps the JVM from exiting. */
-    private static final ExecutorService OPENER = Executors.newCachedThreadPool(task -> {
-        Thread thread = new Thread(task, "pinkeeper-cache-open");
-        thread.setDaemon(true);
-        return thread;
-    });
-
     /**
      * Opens {@code path} for reading (with {@code O_NOFOLLOW} unless {@code followLinks}, so a
      * symlink swapped in after the check fails), waiting at most {@code timeoutMillis}; null when
-     * the file vanished. An open still blocked by then is left to its thread, which closes what it
-     * opens if a writer ever comes: the question is answered from the last good pins meanwhile.
-     * A FIFO that already had a writer opens at once; it is refused before any read, because
-     * seeking fails on a pipe ({@code ESPIPE}) and never on a regular file.
+     * the file vanished. Each call starts an open of its own: this is for files read once (the
+     * fallback file, {@link #readCacheFile}); a reader opens its cache file through its
+     * {@link Opener}, which never has more than one open outstanding.
      */
     static FileChannel open(Path path, boolean followLinks, long timeoutMillis) throws CacheReaderException {
-        String name = path.toString();
+        return await(startOpen(path, followLinks), path, followLinks, timeoutMillis);
+    }
+
+    /**
+     * The open, on a daemon thread of its own (so that one left blocked on a FIFO never keeps the
+     * JVM from exiting), named after the path. Java cannot open with {@code O_NONBLOCK}: an open
+     * that meets a FIFO without a writer blocks in open(2) until some process opens it for
+     * writing, and nothing else interrupts it. Whatever it opens after its caller gave up is closed.
+     */
+    private static CompletableFuture<FileChannel> startOpen(Path path, boolean followLinks) {
         Set<OpenOption> options = followLinks ? Set.of(StandardOpenOption.READ)
                 : Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-        CompletableFuture<FileChannel> opening = CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<FileChannel> opening = new CompletableFuture<>();
+        Thread thread = new Thread(() -> {
             try {
-                return FileChannel.open(path, options);
-            } catch (IOException e) {
-                throw new CompletionException(e);
+                opening.complete(FileChannel.open(path, options));
+            } catch (IOException | RuntimeException e) {
+                opening.completeExceptionally(e);
             }
-        }, OPENER);
+        }, "pinkeeper-cache-open: " + path);
+        thread.setDaemon(true);
+        thread.start();
+        return opening;
+    }
+
+    /**
+     * Waits at most {@code timeoutMillis} for {@code opening}. An open still blocked by then is left
+     * to its thread, which closes what it opens if a writer ever comes: the question is answered
+     * from the last good pins meanwhile. A FIFO that already had a writer opens at once; it is
+     * refused before any read, because seeking fails on a pipe ({@code ESPIPE}) and never on a
+     * regular file.
+     */
+    private static FileChannel await(CompletableFuture<FileChannel> opening, Path path, boolean followLinks, long timeoutMillis)
+            throws CacheReaderException {
+        String name = path.toString();
         FileChannel channel;
         try {
             channel = opening.get(timeoutMillis, TimeUnit.MILLISECONDS);
@@ -299,7 +357,7 @@ public final class CacheReader {
             throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "did not open within " + timeoutMillis
                     + " ms (a FIFO put in its place?)");
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause() instanceof CompletionException ? e.getCause().getCause() : e.getCause();
+            Throwable cause = e.getCause();
             if (cause instanceof NoSuchFileException) return null;
             if (!followLinks && Files.isSymbolicLink(path)) throw symlink(name);
             throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "cannot be opened: " + cause.getMessage());
@@ -310,6 +368,47 @@ public final class CacheReader {
         } catch (IOException e) {
             closeQuietly(channel);
             throw notRegular(name);
+        }
+    }
+
+    /**
+     * A reader's opens of its cache file: at most one outstanding. An open blocked by a FIFO swapped
+     * in after the type check stays blocked until a writer comes, which may be never (once the
+     * FIFO is replaced, nothing can open it again); starting another open at each new version
+     * would leave one more thread blocked each time. So while one has not returned, no other is
+     * started and the reader keeps the last good pins.
+     */
+    private static final class Opener {
+        private final Path path;
+        private CompletableFuture<FileChannel> pending; // guarded by this: the last open started
+        private CacheReaderException blocked;          // guarded by this: the problem recorded for it
+
+        Opener(Path path) {
+            this.path = path;
+        }
+
+        /** The problem to record while the last open has not returned, or null when none is outstanding. */
+        synchronized CacheReaderException blocked() {
+            if (pending == null || pending.isDone()) return null;
+            if (blocked == null) {
+                blocked = new CacheReaderException(CacheReaderException.Kind.UNREADABLE, path.toString(),
+                        "was not read again: an earlier open of it has not returned (a FIFO put in its place?); the last good pins"
+                                + " stay in use until it does, which takes a writer opening that FIFO (or a restart of the process)");
+            }
+            return blocked;
+        }
+
+        /** Opens the cache file ({@code O_NOFOLLOW}), waiting at most {@code timeoutMillis}; refuses while an earlier open is outstanding. */
+        FileChannel open(long timeoutMillis) throws CacheReaderException {
+            CompletableFuture<FileChannel> opening;
+            synchronized (this) {
+                CacheReaderException problem = blocked();
+                if (problem != null) throw problem;
+                blocked = null;
+                opening = startOpen(path, false);
+                pending = opening;
+            }
+            return await(opening, path, false, timeoutMillis);
         }
     }
 
@@ -347,6 +446,11 @@ public final class CacheReader {
             return new Loaded(null, null, index(null, fallback), null);
         }
 
+        /** The same pins, observed version and all, with {@code problem} recorded. */
+        Loaded withProblem(CacheReaderException problem) {
+            return new Loaded(observed, cache, byName, problem);
+        }
+
         /**
          * The state after looking at the file again. A missing file means no cached pins; a file
          * that cannot be used leaves the last good pins in place and records why. The identity
@@ -362,12 +466,14 @@ public final class CacheReader {
                             reader.path.toString(), "cannot be examined: " + now.failure()));
                 default:
                     try {
-                        byte[] data = readFile(reader.path, false);
+                        byte[] data = readFile(reader.path, false, reader);
                         if (data == null) return new Loaded(FileState.MISSING, null, index(null, reader.fallbackPins), null);
                         CacheFile next = parse(data, reader.path, reader.store);
                         return new Loaded(now, next, index(next, reader.fallbackPins), null);
                     } catch (CacheReaderException e) {
-                        return new Loaded(now, cache, byName, e);
+                        // A version that was never opened (an earlier open is still blocked) is
+                        // not refused: keep the version last read, so the file is looked at again.
+                        return new Loaded(e == reader.opener.blocked() ? observed : now, cache, byName, e);
                     }
             }
         }
@@ -388,6 +494,7 @@ public final class CacheReader {
          */
         PinValidator validator(PeerNames names, Set<String> expected) {
             List<String> keys = names.keys();
+            if (keys.isEmpty()) return PinValidator.withFoldedNames(List.of(), expected, null); // no H: untrusted
             List<Pin> pins = byName.getOrDefault(keys.get(0), List.of());
             if (keys.size() > 1) {
                 pins = new ArrayList<>(pins);

@@ -11,6 +11,7 @@ import java.util.function.Function;
  * §5.1 ("the host decides") reads them, by the peer's {@link PeerNames}: H, the host the client
  * verified, and N, the leaf's common name when known. In this order:
  * <ol>
+ *   <li>no H (empty): untrusted, whatever N is;</li>
  *   <li>expected common names, when set: untrusted unless H or N is one of them;</li>
  *   <li>{@code domainsConfig}: trusted without pins only when it exempts both H and N;</li>
  *   <li>no pins at all: empty;</li>
@@ -64,12 +65,14 @@ public final class PinValidator {
         return validateChain(PeerNames.host(host), chainDigests, now);
     }
 
-    /** Whether the expected common names (if any) admit H or N; when not, every answer is untrusted. */
+    /** Whether the expected common names (if any) admit H or N; when not, every answer is untrusted. False without H. */
     public boolean admits(PeerNames names) {
         return admits(expectedNames, names.keys());
     }
 
+    /** {@code keys} as {@link PeerNames#keys()} gives them: none (no H) admits nothing. */
     static boolean admits(Set<String> foldedExpectedNames, List<String> keys) {
+        if (keys.isEmpty()) return false;
         if (foldedExpectedNames == null) return true;
         for (String key : keys) {
             if (foldedExpectedNames.contains(key)) return true;
@@ -87,6 +90,9 @@ public final class PinValidator {
 
     /** {@code matches} answers null when a pin does not apply to what was presented. */
     private Verdict decide(PeerNames names, long now, Function<Pin, Boolean> matches) {
+        // Without the host the client verified, only the name the certificate's holder chose
+        // would be left to decide by (PROTOCOL.md §5.1): an empty H is refused, whatever N is.
+        if (!names.hasHost()) return Verdict.UNTRUSTED;
         List<String> keys = names.keys();
         // The operator's expected names first: nothing the server sends widens them (docs/cache-format.md).
         if (!admits(expectedNames, keys)) return Verdict.UNTRUSTED;

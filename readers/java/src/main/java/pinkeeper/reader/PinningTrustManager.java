@@ -1,5 +1,6 @@
 package pinkeeper.reader;
 
+import java.net.IDN;
 import java.net.Socket;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
@@ -22,7 +23,8 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * A server trust manager that adds pinning on top of the platform's verification, never instead
  * of it. For each server certificate chain:
  * <ol>
- *   <li>the host H the connection is for: the handshake session's peer host, which is what the
+ *   <li>the host H the connection is for: the handshake session's peer host as the platform
+ *       reads it ({@code IDN.toASCII}, see {@link #verifiedName}), which is what the
  *       platform verifies the certificate for when the socket's or engine's {@code SSLParameters}
  *       ask for endpoint identification. A connection that asks for none is refused (so is one
  *       whose SNI name is another name than its peer host: which of the two the platform matched
@@ -120,25 +122,71 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
     /**
      * H for this handshake. The platform's endpoint identification checks the certificate for the
      * session's peer host, or for the requested SNI name first when there is one (and for the peer
-     * host only if that fails); with both the same name, that name is what was verified.
+     * host only if that fails); with both the same name, that name is what was verified. The peer
+     * host is taken as the platform reads it ({@link #verifiedName}), never as it is spelled.
      */
     private String verifiedHost(SSLSession session, SSLParameters parameters, String what) throws CertificateException {
-        String host = session == null ? null : session.getPeerHost();
+        String peerHost = session == null ? null : session.getPeerHost();
         String algorithm = parameters == null ? null : parameters.getEndpointIdentificationAlgorithm();
         if (algorithm == null || algorithm.isEmpty()) {
-            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection" + (host == null ? "" : " to '" + PinName.escaped(host) + "'")
+            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection" + (peerHost == null ? "" : " to '" + PinName.escaped(peerHost) + "'")
                     + " whose host name is not verified: the " + what + " asks for no endpoint identification"
                     + " (SSLParameters.setEndpointIdentificationAlgorithm(\"HTTPS\"); an HttpsURLConnection with its own HostnameVerifier turns it off)");
         }
-        if (host == null || host.isEmpty()) {
+        if (peerHost == null || peerHost.isEmpty()) {
             throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection whose " + what + " names no peer host to verify");
+        }
+        String host = verifiedName(peerHost);
+        if (host == null) {
+            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(peerHost)
+                    + "': the host is not a valid internationalized domain name (IDN.toASCII refuses it), so there is no verified name to decide by");
         }
         String requested = requestedHostName(session);
         if (requested != null && !PinName.same(requested, host)) {
-            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(host) + "' that asks for SNI name '"
+            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(peerHost) + "' that asks for SNI name '"
                     + PinName.escaped(requested) + "': the platform may have verified the certificate for either, so there is no one host to decide by");
         }
         return host;
+    }
+
+    /**
+     * The name the platform verifies the certificate for when the client connects to {@code peerHost};
+     * null when there is none.
+     *
+     * <p>JSSE never matches a host as it is spelled: its host name check (like {@code SNIHostName},
+     * which builds the SNI name) converts the host with {@code IDN.toASCII}, which takes U+3002,
+     * U+FF0E and U+FF61 for dots and maps fullwidth and other compatibility characters (nameprep:
+     * NFKC and case folding). So {@code api\u3002bank\u3002com} is checked as {@code api.bank.com},
+     * with no SNI to tell (JSSE sends none for a host without an ASCII dot). Judging pins by the
+     * spelling would make it an unlisted name, which {@code domainsConfig} may leave unpinned.
+     *
+     * <p>The choice: convert rather than refuse non-ASCII hosts. {@code IDN.toASCII(host,
+     * USE_STD3_ASCII_RULES)} is the conversion {@code SNIHostName} applies (the STD3 rules only
+     * refuse more names, never change one), so H is by construction the name verified, and pins
+     * and {@code domainsConfig} apply to every spelling of it. Refusing would buy nothing more and
+     * would break clients of internationalized hosts, whose names the certificates and the pin
+     * lists carry in their ASCII form ({@code xn--…}) anyway. A host the conversion refuses, or
+     * that it makes empty, leaves no verified name: the connection is refused. An all-ASCII host
+     * is kept as it is: the conversion leaves ASCII labels unchanged, and its STD3 rules would
+     * refuse IPv6 literals such as {@code ::1}, which the platform matches as addresses.
+     */
+    static String verifiedName(String peerHost) {
+        if (peerHost == null || peerHost.isEmpty()) return null;
+        if (isAscii(peerHost)) return peerHost;
+        String converted;
+        try {
+            converted = IDN.toASCII(peerHost, IDN.USE_STD3_ASCII_RULES);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+        return converted.isEmpty() || !isAscii(converted) ? null : converted;
+    }
+
+    private static boolean isAscii(String text) {
+        for (int index = 0; index < text.length(); index++) {
+            if (text.charAt(index) >= 0x80) return false;
+        }
+        return true;
     }
 
     /** The host name the client asked for with SNI, or null. */

@@ -115,6 +115,7 @@ public final class ValidateCommand {
             throw usage("--store must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}, not '" + store + "'");
         }
         if (name == null) throw usage("missing --name");
+        if (name.isEmpty()) throw usage("--name must be the host a client connects to, not empty");
         if ((fingerprint == null) == (certificate == null)) throw usage("give exactly one of --fingerprint or --certificate");
         if (depth != null) {
             if (fingerprint == null) throw usage("--depth goes with --fingerprint (a chain's depths are its positions)");

@@ -107,6 +107,33 @@ class CacheReaderTest {
     }
 
     @Test
+    void anEmptyOrMissingHostIsUntrustedInEveryQuestionWhateverTheCommonName() throws Exception {
+        // Unlisted names need no pin, and the certificate's CN has a pin that matches: with no H,
+        // only the name its holder chose would be left to decide by.
+        CacheReader reader = publishAndOpen("  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": ["
+                + "{\"name\": \"" + NAME + "\", \"sslPinningRequired\": true}]},\n",
+                TestCaches.entry(NAME, b64(1)), TestCaches.entry("unlisted.example", b64(2)));
+        for (String host : new String[] {"", null}) {
+            String label = "host " + (host == null ? "null" : "\"\"");
+            PeerNames withCommonName = new PeerNames(host, "unlisted.example");
+            assertEquals(Verdict.UNTRUSTED, reader.verdict(withCommonName, digest(2), 0, NOW), label);
+            assertEquals(Verdict.UNTRUSTED, reader.verdict(withCommonName, digest(3), 0, NOW), label);
+            assertEquals(Verdict.UNTRUSTED, reader.verdictForChainDigests(withCommonName, List.of(digest(2)), NOW), label);
+            assertEquals(Verdict.UNTRUSTED, reader.verdict(PeerNames.host(host), digest(3), 0, NOW), label);
+            assertEquals(Verdict.UNTRUSTED, reader.verdict(host, digest(3), 0, NOW), label);
+            assertEquals(Verdict.UNTRUSTED, reader.verdictForChainDigests(host, List.of(digest(3)), NOW), label);
+            assertFalse(reader.admits(withCommonName), label);
+            PinValidator validator = new PinValidator(List.of(new Pin("unlisted.example", digest(2), TestCaches.FAR_FUTURE, 0)),
+                    List.of("unlisted.example"), new DomainsConfig(false, List.of()));
+            assertEquals(Verdict.UNTRUSTED, validator.validate(withCommonName, digest(2), 0, NOW), label);
+            assertEquals(Verdict.UNTRUSTED, validator.validateChain(withCommonName, List.of(digest(2)), NOW), label);
+            assertFalse(validator.admits(withCommonName), label);
+            assertTrue(new DomainsConfig(false, List.of()).pinningRequired(withCommonName), label);
+            assertEquals("'' (certificate common name 'unlisted.example')", withCommonName.described(), label);
+        }
+    }
+
+    @Test
     void expectedNamesAdmitTheHostOrTheCommonName() throws Exception {
         TestCaches.publish(directory, STORE, TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1)), TestCaches.entry("*.example.com", b64(2))));
         CacheReader reader = CacheReader.forStore(STORE, directory, null, List.of("*.example.com", "API.example.com"));
@@ -330,6 +357,112 @@ class CacheReaderTest {
         assertEquals(fifo + " did not open within 200 ms (a FIFO put in its place?)", error.getMessage());
         // Release the thread still blocked in open(2): a writer arrives, and what it opened is closed.
         assertTimeoutPreemptively(NO_HANG, () -> FileChannel.open(fifo, StandardOpenOption.WRITE).close());
+    }
+
+    /** Threads of this reader library blocked in opening a file now. */
+    static long threadsBlockedInOpen() {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(thread -> thread.getKey().getName().startsWith("pinkeeper-cache-open") && thread.getKey().isAlive())
+                .filter(thread -> java.util.Arrays.stream(thread.getValue())
+                        .anyMatch(frame -> frame.getClassName().equals("java.nio.channels.FileChannel") && frame.getMethodName().equals("open")))
+                .count();
+    }
+
+    /**
+     * A hook for {@link CacheReader#beforeOpen}: each time the reader is about to open a version
+     * it found to be a regular file, a new FIFO takes its place (the race a type check cannot
+     * close). Each FIFO keeps a second name in {@code kept}, so the test can release its opens.
+     */
+    Runnable swapInAFifo(List<Path> kept) {
+        return () -> {
+            try {
+                Path fifo = directory.resolve(".fifo");
+                mkfifo(fifo);
+                kept.add(Files.createLink(directory.resolve(".kept-" + kept.size()), fifo));
+                replaceWith(directory, fifo);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        };
+    }
+
+    /**
+     * Opening a FIFO for reading and writing never blocks on Linux and counts as a writer: an open
+     * blocked on it returns (and the reader closes what it opened).
+     */
+    static void release(List<Path> kept) throws Exception {
+        for (Path fifo : kept) FileChannel.open(fifo, StandardOpenOption.READ, StandardOpenOption.WRITE).close();
+    }
+
+    @Test
+    void repeatedFifoSwapsLeaveAtMostOneOpenBlocked() throws Exception {
+        CacheReader reader = publishAndOpen("", TestCaches.entry(NAME, b64(1)));
+        reader.openTimeoutMillis = 200;
+        List<Path> kept = new java.util.concurrent.CopyOnWriteArrayList<>();
+        long before = threadsBlockedInOpen();
+        reader.beforeOpen = swapInAFifo(kept);
+        try {
+            for (int round = 0; round < 5; round++) {
+                TestCaches.publish(directory, STORE, TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(2 + round))));
+                assertTimeoutPreemptively(NO_HANG, () -> assertEquals(Verdict.TRUSTED, reader.verdict(NAME, digest(1), 0, NOW)));
+                assertNotNull(reader.snapshot().problem(), "round " + round);
+            }
+            assertEquals(1, threadsBlockedInOpen() - before, "threads left blocked in open(2) by 5 swaps");
+            assertTrue(reader.snapshot().problem().getMessage().contains("an earlier open of it has not returned"),
+                    reader.snapshot().problem().getMessage());
+        } finally {
+            reader.beforeOpen = null;
+            release(kept);
+        }
+        // Once the blocked open returns, the reader reads the current version again.
+        TestCaches.publish(directory, STORE, TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(9))));
+        assertTimeoutPreemptively(NO_HANG, () -> {
+            while (threadsBlockedInOpen() > before) Thread.sleep(10);
+        });
+        assertEquals(Verdict.TRUSTED, reader.verdict(NAME, digest(9), 0, NOW));
+        assertNull(reader.snapshot().problem());
+    }
+
+    @Test
+    void questionsDuringABlockedOpenAnswerFromTheLastGoodPinsWithoutWaiting() throws Exception {
+        CacheReader reader = publishAndOpen("", TestCaches.entry(NAME, b64(1)));
+        reader.openTimeoutMillis = 3_000;
+        List<Path> kept = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.CountDownLatch swapped = new java.util.concurrent.CountDownLatch(1);
+        Runnable swap = swapInAFifo(kept);
+        reader.beforeOpen = () -> {
+            swap.run();
+            swapped.countDown();
+        };
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            TestCaches.publish(directory, STORE, TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(2))));
+            // This question starts the open, which blocks, and waits for it (3 s here, 5 by default).
+            java.util.concurrent.Future<Verdict> first = pool.submit(() -> reader.verdict(NAME, digest(2), 0, NOW));
+            assertTrue(swapped.await(10, TimeUnit.SECONDS));
+            reader.beforeOpen = null;
+            List<java.util.concurrent.Future<Long>> others = new java.util.ArrayList<>();
+            for (int index = 0; index < 3; index++) {
+                others.add(pool.submit(() -> {
+                    long start = System.nanoTime();
+                    assertEquals(Verdict.TRUSTED, reader.verdict(NAME, digest(1), 0, NOW));
+                    assertEquals(Verdict.UNTRUSTED, reader.verdict(NAME, digest(2), 0, NOW));
+                    reader.snapshot();
+                    return (System.nanoTime() - start) / 1_000_000;
+                }));
+            }
+            for (java.util.concurrent.Future<Long> other : others) {
+                long millis = other.get(10, TimeUnit.SECONDS);
+                assertTrue(millis < 100, "a question during the blocked open took " + millis + " ms");
+            }
+            // The question that started the open gave up after 3 s and answered from the last good pins too.
+            assertEquals(Verdict.UNTRUSTED, first.get(10, TimeUnit.SECONDS));
+            assertTrue(reader.snapshot().problem().getMessage().contains("(a FIFO put in its place?)"), reader.snapshot().problem().getMessage());
+        } finally {
+            reader.beforeOpen = null;
+            release(kept);
+            pool.shutdownNow();
+        }
     }
 
     @Test

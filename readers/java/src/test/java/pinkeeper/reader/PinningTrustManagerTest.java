@@ -1,6 +1,8 @@
 package pinkeeper.reader;
 
+import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +12,7 @@ import java.net.Proxy;
 import java.net.ProxySelector;
 import java.net.Socket;
 import java.net.URI;
+import java.net.URL;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -20,6 +23,7 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLContext;
@@ -182,6 +186,80 @@ class PinningTrustManagerTest {
             assertEquals(TlsServer.BODY, getWithUrlConnection(context, "api.example.com", server.port(), proxy.proxy()));
             assertEquals(TlsServer.BODY, getWithHttpClient(context, "api.example.com", server.port(), proxy));
             assertEquals(TlsServer.BODY, getWithHttpClient(context, "API.Example.COM", server.port(), proxy));
+        }
+    }
+
+    // The host as the URL spells it. JSSE checks the certificate for the name IDN.toASCII makes of
+    // the host (U+3002, U+FF0E and U+FF61 are label separators, fullwidth letters fold to ASCII)
+    // and sends no SNI for a host without an ASCII dot: H must be that name, not the spelling.
+
+    /** {@code https://HOST:PORT/} through {@code proxy} with HttpsURLConnection; the URL keeps a non-ASCII host as written. */
+    static String getSpelledWithUrlConnection(SSLContext context, String host, int port, TunnelProxy proxy) throws IOException {
+        HttpsURLConnection connection = (HttpsURLConnection) new URL("https://" + host + ":" + port + "/").openConnection(proxy.proxy());
+        connection.setSSLSocketFactory(context.getSocketFactory());
+        connection.setConnectTimeout(10_000);
+        connection.setReadTimeout(10_000);
+        try (InputStream body = connection.getInputStream()) {
+            return new String(body.readAllBytes(), StandardCharsets.US_ASCII);
+        }
+    }
+
+    static final List<String> API_SPELLINGS = List.of(
+            "api\u3002example\u3002com",                 // ideographic full stops
+            "api\uFF0Eexample\uFF0Ecom",                 // fullwidth full stops
+            "api\uFF61example\uFF61com",                 // halfwidth ideographic full stops
+            "\uFF41\uFF50\uFF49\u3002example\u3002com",  // fullwidth letters too
+            "API\u3002Example\u3002COM",
+            "\uFF41\uFF50\uFF49.example.com");           // ASCII dots: SNI is sent, converted
+
+    @Test
+    void theHostIsTakenAsTheNameIdnToAsciiMakesOfItAsThePlatformChecksIt() {
+        assertEquals("api.example.com", PinningTrustManager.verifiedName("api\u3002example\u3002com"));
+        assertEquals("api.example.com", PinningTrustManager.verifiedName("\uFF41\uFF50\uFF49\uFF0Eexample\uFF61com"));
+        assertEquals("xn--bcher-kva.example", PinningTrustManager.verifiedName("b\u00fccher.example"));
+        // Nameprep folds what PinName never does: the platform checks kelvin.example for this host.
+        assertEquals("kelvin.example", PinningTrustManager.verifiedName("\u212Aelvin.example"));
+        assertEquals("127.0.0.1", PinningTrustManager.verifiedName("\uFF11\uFF12\uFF17.\uFF10.\uFF10.\uFF11"));
+        // ASCII is kept as it is (IP literals too, which the STD3 rules would refuse).
+        for (String host : List.of("API.Example.com", "localhost", "127.0.0.1", "::1", "[::1]", "xn--bcher-kva.example")) {
+            assertEquals(host, PinningTrustManager.verifiedName(host));
+        }
+        // No name the platform could have verified: the connection is refused.
+        for (String host : java.util.Arrays.asList(null, "", "a_b.\u4f8b", "\u00AD.example", "-a.\u00e9", "\u200B", "a b.\u4f8b")) {
+            assertNull(PinningTrustManager.verifiedName(host), String.valueOf(host));
+        }
+    }
+
+    @Test
+    void aHostSpelledWithUnicodeFullStopsIsJudgedAsTheNameThePlatformVerified() throws Exception {
+        // The certificate is for api.example.com with the CN unlisted.example; domainsConfig pins
+        // api.example.com and nothing else. Judged by the spelling, neither name would need a pin.
+        try (TlsServer server = new TlsServer(attacker, attacker.certificate()); TunnelProxy proxy = new TunnelProxy()) {
+            SSLContext context = context("api");
+            assertAll(API_SPELLINGS.stream().map(host -> () -> {
+                IOException error = assertThrows(IOException.class, () -> getSpelledWithUrlConnection(context, host, server.port(), proxy), host);
+                // ASCII letters keep their case (API。Example。COM is checked as API.Example.COM); names fold them.
+                assertTrue(messages(error).toLowerCase(Locale.ROOT).contains("pinkeeper: store 'api' does not pin the certificate chain of 'api.example.com'"
+                        + " (certificate common name 'unlisted.example') (untrusted)"), host + ": " + messages(error));
+            }));
+        }
+    }
+
+    @Test
+    void aHostSpelledWithUnicodeFullStopsMatchesThePinsOfTheNameThePlatformVerified() throws Exception {
+        try (TlsServer server = new TlsServer(gateway, gateway.certificate()); TunnelProxy proxy = new TunnelProxy()) {
+            SSLContext context = context("api");
+            assertAll(API_SPELLINGS.stream().map(host -> () -> assertEquals(TlsServer.BODY, getSpelledWithUrlConnection(context, host, server.port(), proxy), host)));
+        }
+    }
+
+    @Test
+    void aBareSocketForAHostSpelledWithUnicodeFullStopsIsJudgedAsTheNameThePlatformVerified() throws Exception {
+        try (TlsServer server = new TlsServer(attacker, attacker.certificate());
+             SSLSocket socket = bareSocket(context("api"), server, "api\u3002example\u3002com", "HTTPS")) {
+            IOException error = assertThrows(IOException.class, socket::startHandshake);
+            assertTrue(messages(error).contains("does not pin the certificate chain of 'api.example.com' (certificate common name 'unlisted.example')"),
+                    messages(error));
         }
     }
 

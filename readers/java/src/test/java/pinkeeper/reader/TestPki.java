@@ -87,6 +87,31 @@ final class TestPki {
         return load(file, certificate, key);
     }
 
+    /**
+     * A self-signed certificate (the {@code selfsigned} extensions) whose subject is {@code subject}
+     * as {@code openssl req -utf8 -subj} reads it, with the string types {@code stringMask} picks
+     * ({@code default}: PrintableString, else T61String, else BMPString; {@code nombstr}: no
+     * BMPString; {@code utf8only}) and {@code -multivalue-rdn} when {@code multivalue}.
+     */
+    Issued selfSignedSubject(String file, String subject, String stringMask, boolean multivalue) throws Exception {
+        Path key = newKey(file);
+        Path certificate = directory.resolve(file + ".pem");
+        Path config = directory.resolve(file + ".cnf");
+        Files.writeString(config, CONFIG.replace("[req]\n", "[req]\nstring_mask = " + stringMask + "\n"));
+        List<String> command = new java.util.ArrayList<>(List.of("req", "-x509", "-new", "-key", key.toString(), "-utf8", "-subj", subject,
+                "-days", "2", "-config", config.toString(), "-extensions", "selfsigned", "-set_serial", serial(), "-out", certificate.toString()));
+        if (multivalue) command.add("-multivalue-rdn");
+        openssl(command.toArray(String[]::new));
+        return load(file, certificate, key);
+    }
+
+    /** What {@code openssl x509 -in FILE ARGUMENTS} prints (as UTF-8), or null when it fails (it cannot load the certificate). */
+    String opensslOutput(Path file, String... arguments) throws Exception {
+        List<String> command = new java.util.ArrayList<>(List.of("x509", "-in", file.toString()));
+        command.addAll(List.of(arguments));
+        return run(command.toArray(String[]::new)) == 0 ? Files.readString(directory.resolve("openssl.log"), StandardCharsets.UTF_8) : null;
+    }
+
     /** A certificate for {@code commonName} signed by {@code issuer}, with the named extension section. */
     Issued issue(String file, String commonName, String extensions, Issued issuer) throws Exception {
         Path key = newKey(file);
@@ -127,14 +152,22 @@ final class TestPki {
     }
 
     private void openssl(String... arguments) throws Exception {
+        if (run(arguments) != 0) {
+            throw new IllegalStateException("openssl failed: openssl " + String.join(" ", arguments) + "\n"
+                    + Files.readString(directory.resolve("openssl.log")));
+        }
+    }
+
+    /** Runs openssl with its output and errors in openssl.log; its exit status (-1 when it took more than a minute). */
+    private int run(String... arguments) throws Exception {
         List<String> command = new java.util.ArrayList<>(List.of("openssl"));
         command.addAll(List.of(arguments));
-        Path log = directory.resolve("openssl.log");
         Process process = new ProcessBuilder(command).directory(directory.toFile())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+                .redirectErrorStream(true).redirectOutput(directory.resolve("openssl.log").toFile()).start();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly();
-            throw new IllegalStateException("openssl failed: " + String.join(" ", command) + "\n" + Files.readString(log));
+            return -1;
         }
+        return process.exitValue();
     }
 }

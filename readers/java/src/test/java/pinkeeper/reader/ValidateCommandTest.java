@@ -58,6 +58,14 @@ class ValidateCommandTest {
     }
 
     @Test
+    void anEmptyNameIsAUsageError() {
+        Result result = validate("--name", "", "--fingerprint", pinnedB64);
+        assertEquals(64, result.status(), result.toString());
+        assertTrue(result.err().startsWith("pinkeeper: --name must be the host a client connects to, not empty\n"), result.err());
+        assertEquals("", result.out());
+    }
+
+    @Test
     void depthHexAndExpectedNames() {
         String hex = HexFormat.ofDelimiter(":").withUpperCase().formatHex(CacheReaderTest.digest(2));
         assertEquals(0, validate("--name", "api.example.com", "--fingerprint", hex, "--depth", "1").status());

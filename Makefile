@@ -28,10 +28,12 @@ release: deps
 	@if [ -f $(LINK_ORDER) ] && [ $(LINK_ORDER) -nt $(RELEASE_BIN) ]; then rm -f $(RELEASE_BIN); fi
 	$(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FLAGS)
 
-# No Foundation import in Sources/ (static binary size and memory), unit and integration tests
-# (Swift Testing), then the systemd unit, man page and alert rule checks.
+# No Foundation import in Sources/ (static binary size and memory), no upward use between the
+# daemon's folders (docs/architecture.md, "Layers"), unit and integration tests (Swift Testing),
+# then the systemd unit, man page and alert rule checks.
 test: deps
 	scripts/check-no-foundation.sh
+	scripts/check-layers.py
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
 	scripts/check-units.sh

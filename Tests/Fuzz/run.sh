@@ -24,7 +24,7 @@ reader=(Sources/PinKeeper/Pin.swift Sources/PinKeeper/PinList.swift Sources/PinK
 # the JSONDecoder-based list decoder the product used before, which the target compares with.
 daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/Crypto/SignatureVerifier.swift
         Sources/PinKeeperDaemon/Update/ListExchange.swift Sources/PinKeeperDaemon/Update/PinMerger.swift
-        Sources/PinKeeperDaemon/Update/UpdateResult.swift Sources/PinKeeperDaemon/Update/Environment.swift
+        Sources/PinKeeperDaemon/Core/UpdateResult.swift Sources/PinKeeperDaemon/Core/WallClock.swift Sources/PinKeeperDaemon/Core/RandomSource.swift
         Sources/PinKeeperDaemon/Fetch/HTTPRequest.swift Sources/PinKeeperDaemon/Fetch/ValidatorFields.swift
         Sources/PinKeeperDaemon/Config/Configuration.swift
         Sources/PinKeeperDaemon/Config/ProxySetting.swift Sources/PinKeeperDaemon/Config/ProbeSettings.swift
@@ -34,7 +34,8 @@ daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/C
         Sources/PinKeeperDaemon/Publish/RegularFile.swift
         Sources/PinKeeperDaemon/Publish/FileMemo.swift Sources/PinKeeperDaemon/Runtime/ParallelLoop.swift
         Sources/PinKeeperDaemon/Runtime/ConditionLock.swift Sources/PinKeeperDaemon/Runtime/StandardError.swift
-        Sources/PinKeeperDaemon/Text/StringEdits.swift Sources/PinKeeperDaemon/Config/Saturating.swift
+        Sources/PinKeeperDaemon/Text/StringEdits.swift Sources/PinKeeperDaemon/Core/Saturating.swift
+        Sources/PinKeeperDaemon/Core/HostName.swift Sources/PinKeeperDaemon/Core/StoreFiles.swift
         Tests/PinKeeperTests/ReferencePinListDecoder.swift Tests/Fuzz/HookKeysShim.swift)
 
 newer() { # true when $1 is missing or older than any later argument

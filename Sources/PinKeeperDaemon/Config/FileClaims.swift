@@ -42,10 +42,10 @@ enum FileClaims {
             },
         ]
         for store in configuration.stores {
-            let files = [(cache, CacheDirectory.fileName(store: store.id), "the cache file"),
-                         (state, StateDirectory.fileName(store: store.id), "the state file"),
-                         (state, ProbeStateDirectory.fileName(store: store.id), "the probe results"),
-                         (state, StoreLock.fileName(store: store.id), "the lock")]
+            let files = [(cache, StoreFiles.cache(store.id), "the cache file"),
+                         (state, StoreFiles.state(store.id), "the state file"),
+                         (state, StoreFiles.probes(store.id), "the probe results"),
+                         (state, StoreFiles.lock(store.id), "the lock")]
             for (directory, name, purpose) in files {
                 claims.append(Claim(path: join(directory, name), name: "\(purpose) of store '\(store.id)'") {
                     ConfigError(file: store.definedIn, store: store.id, key: nil, $0)

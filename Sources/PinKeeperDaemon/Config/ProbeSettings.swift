@@ -25,14 +25,14 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
                 guard rest.hasPrefix(":"), let value = UInt16(rest.dropFirst()), value > 0 else { return nil }
                 port = value
             }
-            return TLSConnect.isIPAddress(host) && host.contains(":") ? Endpoint(host: host, port: port) : nil
+            return HostName.isIPAddress(host) && host.contains(":") ? Endpoint(host: host, port: port) : nil
         }
         if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
             host = String(text[..<colon])
             guard let value = UInt16(text[text.index(after: colon)...]), value > 0 else { return nil }
             port = value
         }
-        if host.contains(":") { return TLSConnect.isIPAddress(host) ? Endpoint(host: host, port: port) : nil }
+        if host.contains(":") { return HostName.isIPAddress(host) ? Endpoint(host: host, port: port) : nil }
         return isHostName(host) ? Endpoint(host: host, port: port) : nil
     }
 

@@ -27,7 +27,7 @@ public struct ProbeStateDirectory: Sendable {
     }
 
     public func fileName(for store: String) -> String { Self.fileName(store: store) }
-    static func fileName(store: String) -> String { "\(store).probes.json" }
+    static func fileName(store: String) -> String { StoreFiles.probes(store) }
 
     /// Nothing known when the file is missing or unreadable: probe results are advisory.
     public func load(store: String) -> StoreProbes {

@@ -15,7 +15,7 @@ public struct CacheDirectory: Sendable {
     }
 
     public func fileName(for store: String) -> String { Self.fileName(store: store) }
-    static func fileName(store: String) -> String { "\(store).json" }
+    static func fileName(store: String) -> String { StoreFiles.cache(store) }
     public func filePath(for store: String) -> String { "\(path)/\(fileName(for: store))" }
 
     public enum Loaded: Sendable {

@@ -14,7 +14,7 @@ struct StoreLock: Sendable {
     private let fd: Int32
 
     static func path(store: String, in directory: String) -> String { "\(directory)/\(fileName(store: store))" }
-    static func fileName(store: String) -> String { "\(store).lock" }
+    static func fileName(store: String) -> String { StoreFiles.lock(store) }
 
     /// Takes the lock, polling without blocking: a thread of Swift's cooperative pool must
     /// never sleep in `flock`, and a cancelled task stops waiting at once.

@@ -36,7 +36,7 @@ public struct StateDirectory: Sendable {
     }
 
     func fileName(for store: String) -> String { Self.fileName(store: store) }
-    static func fileName(store: String) -> String { "\(store).state.json" }
+    static func fileName(store: String) -> String { StoreFiles.state(store) }
     public func filePath(for store: String) -> String { "\(path)/\(fileName(for: store))" }
 
     /// What a state file says, or why nothing can be known from it.

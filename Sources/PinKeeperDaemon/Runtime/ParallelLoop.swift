@@ -13,7 +13,7 @@ enum ParallelLoop {
             return
         }
         withoutActuallyEscaping(body) { body in
-            let loop = Loop(iterations: iterations, body: body)
+            let loop = Iterations(iterations: iterations, body: body)
             for _ in 0..<helpers {
                 BlockingWork.start(named: "pinkeeper-loop") {
                     loop.take()
@@ -28,7 +28,7 @@ enum ParallelLoop {
         }
     }
 
-    private final class Loop: @unchecked Sendable {  // `finished` under `lock`; `body` read-only until all finish
+    private final class Iterations: @unchecked Sendable {  // `finished` under `lock`; `body` read-only until all finish
         let iterations: Int
         let next = Atomic<Int>(0)
         /// Read by the helpers only until they report themselves finished.

@@ -90,7 +90,7 @@ public enum TLSConnect {
         guard let ssl = SSL_new(context) else { throw setupError("SSL_new") }
         defer { SSL_free(ssl) }
         guard SSL_set_fd(ssl, fd) == 1 else { throw setupError("SSL_set_fd") }
-        if isIPAddress(serverName) {
+        if HostName.isIPAddress(serverName) {
             // RFC 6066: SNI carries host names only; an address is checked against the IP SANs.
             guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName) == 1 else {
                 throw setupError("X509_VERIFY_PARAM_set1_ip_asc")
@@ -260,11 +260,6 @@ public enum TLSConnect {
     }
 
     // MARK: Helpers
-
-    public static func isIPAddress(_ text: String) -> Bool {
-        var v4 = in_addr(), v6 = in6_addr()
-        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
-    }
 
     static func setupError(_ call: String) -> TLSConnectError {
         TLSConnectError(kind: .setup, description: "\(call) failed\(drainErrors())")

@@ -264,7 +264,7 @@ private struct Loop {
         updater = fresh.updater
         probes.reconfigure(from: old, to: config, now: now)
         for store in config.stores {
-            if !fresh.unreconciled.contains(store.id), let before = old.store(store.id), !store.differs(from: before) { continue }
+            if !fresh.unreconciled.contains(store.id), let before = old.store(store.id), store == before { continue }
             schedule(store.id, at: now)  // added or changed: fetch from the (new) source now
         }
         for store in old.stores where config.store(store.id) == nil {

@@ -26,7 +26,7 @@ daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/C
         Sources/PinKeeperDaemon/Update/ListExchange.swift Sources/PinKeeperDaemon/Update/PinMerger.swift
         Sources/PinKeeperDaemon/Core/UpdateResult.swift Sources/PinKeeperDaemon/Core/WallClock.swift Sources/PinKeeperDaemon/Core/RandomSource.swift
         Sources/PinKeeperDaemon/Fetch/HTTPRequest.swift Sources/PinKeeperDaemon/Fetch/ValidatorFields.swift
-        Sources/PinKeeperDaemon/Config/Configuration.swift
+        Sources/PinKeeperDaemon/Config/Configuration.swift Sources/PinKeeperDaemon/Config/FetchNeutral.swift
         Sources/PinKeeperDaemon/Config/ProxySetting.swift Sources/PinKeeperDaemon/Config/ProbeSettings.swift
         Sources/PinKeeperDaemon/TLS/TLSConnect.swift Sources/PinKeeperDaemon/Runtime/BlockingWork.swift
         Sources/PinKeeperDaemon/Publish/StoreState.swift Sources/PinKeeperDaemon/Publish/AtomicWriter.swift
@@ -36,7 +36,7 @@ daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/C
         Sources/PinKeeperDaemon/Runtime/ConditionLock.swift Sources/PinKeeperDaemon/Runtime/StandardError.swift
         Sources/PinKeeperDaemon/Text/StringEdits.swift Sources/PinKeeperDaemon/Core/Saturating.swift
         Sources/PinKeeperDaemon/Core/HostName.swift Sources/PinKeeperDaemon/Core/StoreFiles.swift
-        Tests/PinKeeperTests/ReferencePinListDecoder.swift Tests/Fuzz/HookKeysShim.swift)
+        Tests/PinKeeperTests/ReferencePinListDecoder.swift)
 
 newer() { # true when $1 is missing or older than any later argument
     local target=$1; shift
@@ -45,7 +45,7 @@ newer() { # true when $1 is missing or older than any later argument
     return 1
 }
 
-if newer "$out/pinkeeper-fuzz" "${reader[@]}" "${daemon[@]}" Tests/Fuzz/FuzzTarget.swift Tests/Fuzz/run.sh Sources/PinKeeperDaemon/Config/HookKeys.swift; then
+if newer "$out/pinkeeper-fuzz" "${reader[@]}" "${daemon[@]}" Tests/Fuzz/FuzzTarget.swift Tests/Fuzz/run.sh; then
     echo "fuzz: building $out/pinkeeper-fuzz" >&2
     swiftc "${flags[@]}" -module-name PinKeeper -wmo -emit-module -emit-module-path "$out/PinKeeper.swiftmodule" \
         -c "${reader[@]}" -o "$out/PinKeeper.o"

@@ -8,6 +8,8 @@ public enum ConfigLoader {
     public static let defaultPath = "/etc/pinkeeper/pinkeeper.toml"
     /// The daemon-wide keys, which only the main file may set, above its first table.
     static let topLevelKeys = ["cache_directory", "state_directory", "metrics_file", "concurrency"]
+    /// The keys of `[defaults]`, which every store may set too.
+    static let defaultsKeys = PolicyKeys.all + ProbeKeys.all
 
     public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(ConfigError) -> Configuration
@@ -17,7 +19,7 @@ public enum ConfigLoader {
         var defaults = UpdatePolicy()
         var probeDefaults = ProbeKeys.Written()
         if let table = try subtable(main, "defaults", file: path) {
-            try checkKeys(table, allowed: PolicyKeys.all + ProbeKeys.all, file: path, prefix: "defaults.")
+            try checkKeys(table, allowed: defaultsKeys, file: path, prefix: "defaults.")
             defaults = try PolicyKeys.apply(table, to: defaults, file: path, store: nil)
             probeDefaults = try ProbeKeys.read(table, file: path, store: nil)
         }

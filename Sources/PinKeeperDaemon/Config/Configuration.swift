@@ -22,7 +22,8 @@ public struct Configuration: Sendable {
     public static let concurrencyRange = 1...64
 }
 
-/// Timing and size limits (and the proxy); `[defaults]` provides them and a store may override each one.
+/// Timing and size limits (and the proxy and hook); `[defaults]` provides them and a store may
+/// override each one. Equal when fetches would be the same: the hook is `FetchNeutral`.
 public struct UpdatePolicy: Sendable, Equatable {
     public var periodicUpdateInterval: Int64 = 7 * 86_400
     public var expirationUpdateThreshold: Int64 = 14 * 86_400
@@ -33,14 +34,19 @@ public struct UpdatePolicy: Sendable, Equatable {
     /// Not a limit, but set in `[defaults]` and per store the same way.
     public var proxy: ProxySetting = .environment
     /// `on_change`: the program (absolute path) and arguments run after a publish that changed the pins.
-    public var onChange: [String]?
+    @FetchNeutral public var onChange: [String]? = nil
     /// `hook_timeout`, seconds: then SIGTERM to the hook's process group, SIGKILL after a grace period.
-    public var hookTimeout: Int64 = 30
+    @FetchNeutral public var hookTimeout: Int64 = 30
 
     public init() {}
 }
 
-public struct StoreConfig: Sendable {
+/// One `[stores.ID]`. Equal when a fetch of the store would be the same, so a reload fetches a
+/// store again exactly when its configuration is not `==` the running one. Every setting counts
+/// unless it is `FetchNeutral`: where the store was written (moving its table to another file
+/// changes nothing it fetches), its hook (`UpdatePolicy`) and its probes (`ProbeSchedule`
+/// compares them itself and probes again when they change).
+public struct StoreConfig: Sendable, Equatable {
     public var id: String
     public var url: String
     public var publicKeys: [PublicKey]
@@ -50,9 +56,9 @@ public struct StoreConfig: Sendable {
     public var caFile: String?
     public var policy: UpdatePolicy
     /// The hosts whose served certificates are checked against this store's pins.
-    public var probe = ProbeSettings()
+    @FetchNeutral public var probe = ProbeSettings()
     /// The file that defined this store, for messages.
-    public var definedIn: String
+    @FetchNeutral public var definedIn: String
 
     public init(id: String, url: String, publicKeys: [PublicKey], mode: ListMode = .challenge,
                 expectedCommonNames: [String]? = nil, fallbackFile: String? = nil, caFile: String? = nil,
@@ -66,12 +72,5 @@ public struct StoreConfig: Sendable {
         self.caFile = caFile
         self.policy = policy
         self.definedIn = definedIn
-    }
-
-    /// Whether a reload changed anything that affects fetching or scheduling.
-    func differs(from other: StoreConfig) -> Bool {
-        url != other.url || publicKeys.map(\.base64) != other.publicKeys.map(\.base64) || mode != other.mode
-            || expectedCommonNames != other.expectedCommonNames || fallbackFile != other.fallbackFile
-            || caFile != other.caFile || policy.ignoringHooks != other.policy.ignoringHooks
     }
 }

@@ -32,13 +32,3 @@ enum HookKeys {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
     }
 }
-
-extension UpdatePolicy {
-    /// A hook change alone does not make a reload fetch the store again.
-    var ignoringHooks: UpdatePolicy {
-        var policy = self
-        policy.onChange = nil
-        policy.hookTimeout = UpdatePolicy().hookTimeout
-        return policy
-    }
-}

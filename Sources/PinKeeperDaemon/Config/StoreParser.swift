@@ -3,7 +3,9 @@ import PinKeeper
 
 /// Turns one `[stores.ID]` table into a `StoreConfig`, checking every key.
 struct StoreParser {
-    static let keys = ["url", "public_key", "mode", "expected_common_names", "fallback_file", "ca_file"] + PolicyKeys.all + ProbeKeys.all
+    /// The keys only a store sets; it may set every key of `[defaults]` too.
+    static let ownKeys = ["url", "public_key", "mode", "expected_common_names", "fallback_file", "ca_file"]
+    static let keys = ownKeys + ConfigLoader.defaultsKeys
 
     let id: String
     let table: TOMLTable

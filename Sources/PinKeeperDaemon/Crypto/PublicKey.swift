@@ -9,7 +9,7 @@ import Synchronization
 /// an OpenSSL key and hashed into its `id` only when an update first needs them: OpenSSL's decoder
 /// and provider set-up cost more than the rest of a `validate` or `status` process, which never
 /// verify a signature.
-public final class PublicKey: Sendable {
+public final class PublicKey: Sendable, Equatable {
     public let base64: String
     private let point: [UInt8]
     private let decoded = Mutex<Decoded?>(nil)
@@ -45,6 +45,9 @@ public final class PublicKey: Sendable {
     deinit {
         if let key = decoded.withLock({ $0?.key }) { EVP_PKEY_free(key) }
     }
+
+    /// One point, one key: however its base64 was written (a reload that only re-encodes a key fetches nothing).
+    public static func == (lhs: PublicKey, rhs: PublicKey) -> Bool { lhs.point == rhs.point }
 
     /// A short, stable name for the key, recorded on every pin it verified: the first 8 bytes of
     /// the SHA-256 of the 65-byte point, in lower-case hex (`base64 -d | sha256sum | cut -c1-16`).

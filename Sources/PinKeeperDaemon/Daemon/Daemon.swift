@@ -12,7 +12,7 @@ public enum Trigger: Sendable {
 /// without ever blocking on them, pings the watchdog, and handles reload and shutdown.
 public struct Daemon: Sendable {
     public var configuration: Configuration
-    /// Re-reads the configuration on SIGHUP.
+    /// Re-reads the configuration on SIGHUP, on a thread of its own (`ReloadRead`): it may wait on the disk.
     public var reload: @Sendable () -> Result<Configuration, ConfigError>
     public var makeUpdater: @Sendable (Configuration) -> StoreUpdater
     public var notifier: ServiceNotifier
@@ -39,6 +39,7 @@ public struct Daemon: Sendable {
         case trigger(Trigger)
         case passFinished([StoreUpdater.Report])
         case probesFinished([String: Int64])
+        case reloadRead(ReloadRead)
         case tick
     }
 
@@ -64,6 +65,10 @@ private struct Loop {
     /// What a reload or SIGUSR1 took out of the running pass's hands.
     var superseded = SupersededStores()
     var probes: ProbeSchedule
+    /// A reload's files are being read off the loop (`ReloadRead`).
+    var reloadReading = false
+    /// A SIGHUP came while they were: that read may predate the change the signal announces.
+    var rereadAfterReload = false
     var ready = false
     var stopping = false
     var timer: Task<Void, Never>?
@@ -131,7 +136,10 @@ private struct Loop {
                 for store in config.stores { schedule(store.id, at: daemon.clock.now()) }
                 probes.probeNow(now: daemon.clock.now())
             case .trigger(.reload):
-                reloadConfiguration()
+                requestReload()
+            case .reloadRead(let read):
+                if stopping { continue }
+                finishReload(read)
             }
         }
     }
@@ -219,30 +227,51 @@ private struct Loop {
 
     // MARK: Reload
 
-    private mutating func reloadConfiguration() {
+    /// SIGHUP: RELOADING=1 at once, for every signal (each stamped after its signal, so that
+    /// systemd sees its own answered), and the files read off the loop (`ReloadRead`). A SIGHUP
+    /// while a read runs starts no second one: when it ends, its result is dropped and the files
+    /// are read once more, so that only the newest configuration is applied, with one READY=1.
+    private mutating func requestReload() {
         daemon.notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
-        switch daemon.reload() {
+        if reloadReading { rereadAfterReload = true } else { startReload() }
+    }
+
+    private mutating func startReload() {
+        reloadReading = true
+        rereadAfterReload = false
+        let daemon = self.daemon, input = self.input
+        Task(executorPreference: daemon.executor) { input.yield(.reloadRead(await ReloadRead.run(daemon))) }
+    }
+
+    private mutating func finishReload(_ read: ReloadRead) {
+        if rereadAfterReload { return startReload() }
+        reloadReading = false
+        switch read.outcome {
         case .failure(let error):
             logger.error("reload failed; keeping the running configuration", metadata: ["reason": "\(error)"])
         case .success(let fresh):
-            let now = daemon.clock.now()
-            let old = config
-            config = fresh
-            updater = daemon.makeUpdater(fresh)
-            probes.reconfigure(from: old, to: fresh, now: now)
-            for store in fresh.stores {
-                let reconcile = updater.reconcileCheck(store, now: now).needed  // e.g. a key was removed
-                if !reconcile, let before = old.store(store.id), !store.differs(from: before) { continue }
-                schedule(store.id, at: now)  // added or changed: fetch from the (new) source now
-            }
-            for store in old.stores where fresh.store(store.id) == nil {
-                schedule(store.id, at: nil)
-                status[store.id] = nil
-            }
-            logger.info("configuration reloaded", metadata: ["stores": "\(fresh.stores.count)"])
+            swapIn(fresh)
         }
         publishStatus(now: daemon.clock.now())
         daemon.notifier.notify("READY=1")
+    }
+
+    /// Stores added, changed or with a file to reconcile are due now; removed ones are dropped.
+    private mutating func swapIn(_ fresh: ReloadRead.Fresh) {
+        let now = daemon.clock.now()
+        let old = config
+        config = fresh.configuration
+        updater = fresh.updater
+        probes.reconfigure(from: old, to: config, now: now)
+        for store in config.stores {
+            if !fresh.unreconciled.contains(store.id), let before = old.store(store.id), store == before { continue }
+            schedule(store.id, at: now)  // added or changed: fetch from the (new) source now
+        }
+        for store in old.stores where config.store(store.id) == nil {
+            schedule(store.id, at: nil)
+            status[store.id] = nil
+        }
+        logger.info("configuration reloaded", metadata: ["stores": "\(config.stores.count)"])
     }
 
     // MARK: Time

@@ -49,7 +49,7 @@ struct ProbeSchedule {
     mutating func reconfigure(from old: Configuration, to new: Configuration, now: Int64) {
         var fresh: [String: Int64] = [:]
         for store in new.stores where !store.probe.targets.isEmpty {
-            if let before = old.store(store.id), before.probe == store.probe, !store.differs(from: before), let time = due[store.id] {
+            if let before = old.store(store.id), before.probe == store.probe, before == store, let time = due[store.id] {
                 fresh[store.id] = time
             } else {
                 fresh[store.id] = now

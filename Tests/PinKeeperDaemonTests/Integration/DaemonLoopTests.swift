@@ -33,12 +33,40 @@ struct DaemonLoopTests {
 
         daemon.setConfiguration(sandbox.configuration([try sandbox.store("a", url: server.url("a2"))]))
         daemon.send(.reload)
-        #expect(await eventually(timeout: 30) { daemon.notifier.texts.contains { $0.hasPrefix("RELOADING=1") } })
+        #expect(await eventually(timeout: 30) { sandbox.log.all.contains { $0.message == "configuration reloaded" } })
         fetcher.release()
 
         #expect(await eventually(timeout: 30) { fetcher.requested.contains(server.url("a2")) },
                 "requested \(fetcher.requested)")
         #expect(await eventually(timeout: 30) { (try? sandbox.published("a").metadata.source) == server.url("a2") })
+        await daemon.stop()
+    }
+
+    @Test("SIGHUPs while a reload reads its files are coalesced: the newest configuration alone is applied, with one READY=1",
+          .timeLimit(.minutes(2)))
+    func reloadsCoalesce() async throws {
+        let fetcher = GatedFetcher(holding: [])
+        let a = try sandbox.store("a", url: server.url("a"))
+        let daemon = start([a], fetcher: fetcher)
+        #expect(await eventually(timeout: 30) { daemon.notifier.texts.contains("READY=1") })
+
+        daemon.holdReloads(true)
+        daemon.setConfiguration(sandbox.configuration([a, try sandbox.store("b", url: server.url("b"))]))
+        daemon.send(.reload)
+        #expect(await eventually(timeout: 30) { daemon.reloadReads == 1 }, "the first reload never read")
+        daemon.setConfiguration(sandbox.configuration([a, try sandbox.store("c", url: server.url("c1"))]))
+        daemon.send(.reload)
+        #expect(await eventually(timeout: 30) { daemon.notifier.texts.filter { $0.hasPrefix("RELOADING=1") }.count == 2 },
+                "the second SIGHUP was not answered while the first reload read: \(daemon.notifier.texts)")
+        daemon.holdReloads(false)
+
+        #expect(await eventually(timeout: 30) { (try? sandbox.published("c").metadata.source) == server.url("c1") },
+                "requested \(fetcher.requested)")
+        #expect(daemon.reloadReads == 2)
+        #expect(!fetcher.requested.contains(server.url("b")), "the superseded configuration was applied")
+        let sinceReload = daemon.notifier.texts.drop { !$0.hasPrefix("RELOADING=1") }
+        #expect(sinceReload.filter { $0 == "READY=1" }.count == 1, "\(Array(sinceReload))")
+        #expect(sandbox.log.all.filter { $0.message == "configuration reloaded" }.count == 1)
         await daemon.stop()
     }
 
@@ -68,7 +96,7 @@ struct DaemonLoopTests {
 
         daemon.setConfiguration(sandbox.configuration([before[0], try sandbox.store("c", url: server.url("c2"))]))
         daemon.send(.reload)
-        #expect(await eventually(timeout: 30) { daemon.notifier.texts.contains { $0.hasPrefix("RELOADING=1") } })
+        #expect(await eventually(timeout: 30) { sandbox.log.all.contains { $0.message == "configuration reloaded" } })
         fetcher.release()
 
         #expect(await eventually(timeout: 30) { (try? sandbox.published("c").metadata.source) == server.url("c2") },

@@ -43,17 +43,8 @@ final class StalledFileSystem: FileSystem {
 }
 
 extension TestEnvironment {
-    /// `Tests/Fixtures/stall-fsync.c` as a shared object for LD_PRELOAD, built once (clang ships with Swift).
-    static let fsyncStaller: String = {
-        let dir = packageRoot.appendingPathComponent(".build/test-stall-fsync")
-        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let library = dir.appendingPathComponent("stall-fsync.so").path
-        let result = ChildProcess.run("/usr/bin/env", ["clang", "-shared", "-fPIC", "-O1", "-o", library,
-                                                       fixtures.appendingPathComponent("stall-fsync.c").path, "-ldl"],
-                                      timeout: 60)
-        precondition(result.status == 0, "building stall-fsync.so failed: \(result.stderr)")
-        return library
-    }()
+    /// `Tests/Fixtures/stall-fsync.c`, built once.
+    static let fsyncStaller = preloadFixture("stall-fsync")
 }
 
 @Suite("Blocking disk work never starves the scheduling loop")

@@ -62,10 +62,22 @@ final class InProcessDaemon: Sendable {
     private let input: AsyncStream<Trigger>.Continuation
     private let task: Task<Void, Never>
     private let nextConfiguration: Box
+    private let reloads = ReloadGate()
 
     private final class Box: Sendable {
         let value: Mutex<Configuration>
         init(_ value: Configuration) { self.value = Mutex(value) }
+    }
+
+    /// Where a reload waits, after reading its configuration, while held: a slow disk.
+    private final class ReloadGate: Sendable {
+        private let state = Mutex((held: false, reads: 0))
+        var reads: Int { state.withLock { $0.reads } }
+        func hold(_ held: Bool) { state.withLock { $0.held = held } }
+        func pass() {
+            state.withLock { $0.reads += 1 }
+            while state.withLock({ $0.held }) { usleep(5_000) }
+        }
     }
 
     /// `concurrency`, when given, overrides the configuration's (and every reloaded one's).
@@ -74,14 +86,13 @@ final class InProcessDaemon: Sendable {
         self.notifier = notifier
         var configuration = configuration
         if let concurrency { configuration.concurrency = concurrency }
-        let next = Box(configuration)
+        let next = Box(configuration), gate = reloads
         nextConfiguration = next
         let daemon = Daemon(configuration: configuration, reload: {
-            .success(next.value.withLock { reloaded in
-                var reloaded = reloaded
-                if let concurrency { reloaded.concurrency = concurrency }
-                return reloaded
-            })
+            var reloaded = next.value.withLock { $0 }
+            if let concurrency { reloaded.concurrency = concurrency }
+            gate.pass()
+            return .success(reloaded)
         }, makeUpdater: makeUpdater, notifier: notifier, logger: logger)
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
         self.input = input
@@ -92,6 +103,11 @@ final class InProcessDaemon: Sendable {
     func setConfiguration(_ configuration: Configuration) { nextConfiguration.value.withLock { $0 = configuration } }
 
     func send(_ trigger: Trigger) { input.yield(trigger) }
+
+    /// While held, a reload that has read its configuration waits before handing it over.
+    func holdReloads(_ held: Bool) { reloads.hold(held) }
+    /// How many times a reload has read the configuration.
+    var reloadReads: Int { reloads.reads }
 
     func stop() async {
         input.yield(.terminate)

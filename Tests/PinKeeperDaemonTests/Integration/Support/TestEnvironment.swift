@@ -36,6 +36,18 @@ enum TestEnvironment {
         return (try? String(contentsOfFile: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     }
 
+    /// `Tests/Fixtures/NAME.c` as a shared object for LD_PRELOAD, built on first use (clang ships with Swift).
+    static func preloadFixture(_ name: String) -> String {
+        let dir = packageRoot.appendingPathComponent(".build/test-preload")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let library = dir.appendingPathComponent("\(name).so").path
+        let result = ChildProcess.run("/usr/bin/env", ["clang", "-shared", "-fPIC", "-O1", "-o", library,
+                                                       fixtures.appendingPathComponent("\(name).c").path, "-ldl"],
+                                      timeout: 60)
+        precondition(result.status == 0, "building \(name).so failed: \(result.stderr)")
+        return library
+    }
+
     /// A fresh directory for one test, removed by the caller with `remove`.
     static func temporaryDirectory(_ label: String) -> URL {
         let dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pinkeeper-\(label)-\(UUID().uuidString.prefix(8))")

@@ -13,44 +13,61 @@ shift || true
 
 out=.build/fuzz
 mkdir -p "$out/corpus" Tests/Fuzz/crashers
-flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld=lld -I Sources/CLibcrypto -I Sources/CLibssl)
+flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld=lld)
 
-# The reader library's parsing half: the module the daemon imports as PinKeeper.
-reader=(Sources/PinKeeper/Pin.swift Sources/PinKeeper/PinList.swift Sources/PinKeeper/DomainsConfig.swift
-        Sources/PinKeeper/ListMode.swift Sources/PinKeeper/CacheFile.swift Sources/PinKeeper/FileIdentity.swift
-        Sources/PinKeeper/SHA256.swift Sources/PinKeeper/PinListDecoder.swift Sources/PinKeeper/JSONScanner.swift
-        Sources/PinKeeper/Base64Digest.swift Sources/PinKeeper/Certificate.swift Sources/PinKeeper/PinName.swift)
-# The daemon's untrusted-input path, compiled as module PinKeeperDaemon with the entry point, and
-# the JSONDecoder-based list decoder the product used before, which the target compares with.
-daemon=(Sources/PinKeeperDaemon/Crypto/PublicKey.swift Sources/PinKeeperDaemon/Crypto/SignatureVerifier.swift
-        Sources/PinKeeperDaemon/Update/ListExchange.swift Sources/PinKeeperDaemon/Update/PinMerger.swift
-        Sources/PinKeeperDaemon/Core/UpdateResult.swift Sources/PinKeeperDaemon/Core/WallClock.swift Sources/PinKeeperDaemon/Core/RandomSource.swift
-        Sources/PinKeeperDaemon/Fetch/HTTPRequest.swift Sources/PinKeeperDaemon/Fetch/ValidatorFields.swift
-        Sources/PinKeeperDaemon/Config/Configuration.swift Sources/PinKeeperDaemon/Config/FetchNeutral.swift
-        Sources/PinKeeperDaemon/Config/ProxySetting.swift Sources/PinKeeperDaemon/Config/ProbeSettings.swift
-        Sources/PinKeeperDaemon/TLS/TLSConnect.swift Sources/PinKeeperDaemon/Runtime/BlockingWork.swift
-        Sources/PinKeeperDaemon/Publish/StoreState.swift Sources/PinKeeperDaemon/Publish/AtomicWriter.swift
-        Sources/PinKeeperDaemon/Publish/FileSystem.swift Sources/PinKeeperDaemon/Publish/CacheDirectory.swift
-        Sources/PinKeeperDaemon/Publish/RegularFile.swift
-        Sources/PinKeeperDaemon/Publish/FileMemo.swift Sources/PinKeeperDaemon/Runtime/ParallelLoop.swift
-        Sources/PinKeeperDaemon/Runtime/ConditionLock.swift Sources/PinKeeperDaemon/Runtime/StandardError.swift
-        Sources/PinKeeperDaemon/Text/StringEdits.swift Sources/PinKeeperDaemon/Core/Saturating.swift
-        Sources/PinKeeperDaemon/Core/HostName.swift Sources/PinKeeperDaemon/Core/StoreFiles.swift
-        Tests/PinKeeperTests/ReferencePinListDecoder.swift)
+# Every module is compiled from all of its sources, as SwiftPM compiles it, so a file added to the
+# product needs no change here. Swift files, sorted so that the list of inputs ($out/inputs) is stable:
+sources() { find "$@" -name '*.swift' | LC_ALL=C sort; }
+# The reader library, the module the daemon imports as PinKeeper.
+reader=($(sources Sources/PinKeeper))
+# The whole daemon, compiled as module PinKeeperDaemon with the entry point and the JSONDecoder-based
+# list decoder the product used before, which the target compares with.
+daemon=($(sources Sources/PinKeeperDaemon) Tests/Fuzz/FuzzTarget.swift Tests/PinKeeperTests/ReferencePinListDecoder.swift)
+# The C targets: a directory of Sources/ with a module map (system libraries: at its top; C code:
+# under include/, beside the .c files compiled here). Their module maps name the libraries to link.
+c_includes=() c_sources=() c_files=()
+for dir in Sources/*/; do
+    dir=${dir%/}
+    if [[ -f $dir/module.modulemap ]]; then
+        c_includes+=(-I "$dir")
+    elif [[ -f $dir/include/module.modulemap ]]; then
+        c_includes+=(-I "$dir/include")
+        c_sources+=($(find "$dir" -name '*.c' | LC_ALL=C sort))
+    else
+        continue
+    fi
+    c_files+=($(find "$dir" -type f | LC_ALL=C sort))
+done
+# swift-log, from the checkout SwiftPM resolved (Package.resolved): its Logging module.
+swift package resolve >/dev/null
+swift_log=$(swift package show-dependencies --format json |
+    python3 -c 'import json, sys; print(next(d["path"] for d in json.load(sys.stdin)["dependencies"] if d["identity"] == "swift-log"))')
+logging=($(sources "$swift_log/Sources/Logging"))
 
+inputs=("${logging[@]}" "${c_files[@]}" "${reader[@]}" "${daemon[@]}" Tests/Fuzz/run.sh)
 newer() { # true when $1 is missing or older than any later argument
     local target=$1; shift
     [[ ! -e $target ]] && return 0
     for f in "$@"; do [[ $f -nt $target ]] && return 0; done
     return 1
 }
-
-if newer "$out/pinkeeper-fuzz" "${reader[@]}" "${daemon[@]}" Tests/Fuzz/FuzzTarget.swift Tests/Fuzz/run.sh; then
+# Rebuilt when a source changed, or when one was added or removed (the list differs).
+if newer "$out/pinkeeper-fuzz" "${inputs[@]}" || ! printf '%s\n' "${inputs[@]}" | cmp -s - "$out/inputs"; then
     echo "fuzz: building $out/pinkeeper-fuzz" >&2
-    swiftc "${flags[@]}" -module-name PinKeeper -wmo -emit-module -emit-module-path "$out/PinKeeper.swiftmodule" \
-        -c "${reader[@]}" -o "$out/PinKeeper.o"
-    swiftc "${flags[@]}" -module-name PinKeeperDaemon -I "$out" "${daemon[@]}" Tests/Fuzz/FuzzTarget.swift \
-        "$out/PinKeeper.o" -lssl -lcrypto -o "$out/pinkeeper-fuzz"
+    rm -f "$out/inputs"
+    swiftc -O -g -parse-as-library -swift-version 6 -package-name swift_log -module-name Logging -wmo \
+        -emit-module -emit-module-path "$out/Logging.swiftmodule" -c "${logging[@]}" -o "$out/Logging.o"
+    c_objects=()
+    for c in "${c_sources[@]}"; do
+        object="$out/$(basename "$c" .c).o"
+        clang -O2 -g -fPIC "${c_includes[@]}" -c "$c" -o "$object"
+        c_objects+=("$object")
+    done
+    swiftc "${flags[@]}" "${c_includes[@]}" -module-name PinKeeper -wmo -emit-module \
+        -emit-module-path "$out/PinKeeper.swiftmodule" -c "${reader[@]}" -o "$out/PinKeeper.o"
+    swiftc "${flags[@]}" "${c_includes[@]}" -j "$(nproc)" -module-name PinKeeperDaemon -I "$out" "${daemon[@]}" \
+        "$out/PinKeeper.o" "$out/Logging.o" "${c_objects[@]}" -o "$out/pinkeeper-fuzz"
+    printf '%s\n' "${inputs[@]}" >"$out/inputs"
 fi
 [[ ${FUZZ_BUILD_ONLY:-0} == 1 ]] && exit 0
 

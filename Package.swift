@@ -42,10 +42,12 @@ let package = Package(
         .executableTarget(
             name: "PinKeeperBench",
             dependencies: ["PinKeeper", "PinKeeperDaemon", "CLibcrypto", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "PinKeeperTests", dependencies: ["PinKeeper"]),
+        // What both test targets use: the package root, the test vectors, child processes.
+        .target(name: "TestSupport", dependencies: ["PinKeeper"], path: "Tests/TestSupport"),
+        .testTarget(name: "PinKeeperTests", dependencies: ["PinKeeper", "TestSupport"]),
         .testTarget(
             name: "PinKeeperDaemonTests",
-            dependencies: ["PinKeeperDaemon", "pinkeeper"]),
+            dependencies: ["PinKeeperDaemon", "pinkeeper", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// The helpers that replaced Foundation calls in Sources/ (issue 13) give what Foundation gave.

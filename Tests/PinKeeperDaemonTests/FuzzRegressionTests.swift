@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PinKeeper
+import TestSupport
 import Testing
 @testable import PinKeeperDaemon
 

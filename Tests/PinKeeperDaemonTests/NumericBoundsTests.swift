@@ -1,5 +1,6 @@
 import Foundation
 import PinKeeper
+import TestSupport
 import Testing
 @testable import PinKeeperDaemon
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// A temp file belongs to a live writer unless kill(pid, 0) proves the pid gone: EPERM means

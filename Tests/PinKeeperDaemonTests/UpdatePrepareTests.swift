@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PinKeeper
 import Synchronization
+import TestSupport
 import Testing
 @testable import PinKeeperDaemon
 

@@ -1,4 +1,5 @@
 import PinKeeper
+import TestSupport
 import Testing
 @testable import PinKeeperDaemon
 

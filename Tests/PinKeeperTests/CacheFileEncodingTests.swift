@@ -1,5 +1,6 @@
 import Foundation
 import PinKeeper
+import TestSupport
 import Testing
 
 /// `CacheFile.encoded()` writes digests and numbers straight into its buffer; the bytes must stay

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PinKeeper
+import TestSupport
 import Testing
 
 /// The conformance table every reader answers (Tests/Conformance/cases.json; format in its
@@ -104,11 +105,7 @@ struct ConformanceCase: Sendable, CustomTestStringConvertible {
 
     /// The table, read once from the package's Tests/Conformance/cases.json.
     static let all: [ConformanceCase] = {
-        var root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
-            root.deleteLastPathComponent()
-        }
-        let url = root.appendingPathComponent("Tests/Conformance/cases.json")
+        let url = TestEnvironment.packageRoot.appendingPathComponent("Tests/Conformance/cases.json")
         do {
             let document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
             guard document?["format"] as? Int == 1, let rows = document?["cases"] as? [[String: Any]] else {

@@ -1,5 +1,6 @@
 import Foundation
 import PinKeeper
+import TestSupport
 import Testing
 
 /// `PinList(json:)` and `CacheFile(json:)` against the `JSONDecoder` decoder they replaced
@@ -144,19 +145,6 @@ private struct Tally {
     }
 
     private static func kind(_ reason: String) -> String { reason.replacing(/\d+/, with: "N") }
-}
-
-/// A small seeded generator, so that every run checks the same inputs.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// Lists and cache files built from random choices: members in any order, any value of any

@@ -1,5 +1,6 @@
 import Foundation
 import PinKeeper
+import TestSupport
 import Testing
 
 /// Where `JSONDecoder` was lenient, `PinListDecoder` refuses: each case here was accepted by the

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PinKeeper
+import TestSupport
 
 /// Certificates made by the `openssl` CLI (an implementation independent of the code under
 /// test) and kept under .build: a root, an intermediate and leaves, in PEM and DER, plus what
@@ -8,11 +9,7 @@ import PinKeeper
 enum ReaderCertificates {
     /// `.build/reader-test-certs`, made once and reused while the leaf is valid for another day.
     static let directory: URL = {
-        var root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
-            root.deleteLastPathComponent()
-        }
-        let dir = root.appendingPathComponent(".build/reader-test-certs")
+        let dir = TestEnvironment.packageRoot.appendingPathComponent(".build/reader-test-certs")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let script = #"""
             set -euo pipefail
@@ -49,8 +46,8 @@ enum ReaderCertificates {
             cat leaf.key leaf.pem intermediate.pem >keyfirst.pem
             touch complete
             """#
-        let status = Shell.run("/bin/bash", ["-c", script, "bash", dir.path])
-        precondition(status == 0, "making the test certificates with openssl failed")
+        let result = ChildProcess.run("/bin/bash", ["-c", script, "bash", dir.path], timeout: 120)
+        precondition(result.status == 0, "making the test certificates with openssl failed: \(result.stderr)")
         return dir
     }()
 
@@ -81,21 +78,6 @@ enum ReaderCertificates {
     }
 }
 
-/// Runs a program and returns its exit status; output goes to the test log.
-enum Shell {
-    static func run(_ path: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        do { try process.run() } catch { return -1 }
-        let deadline = Date().addingTimeInterval(120)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-}
-
 /// A directory holding one store's cache file, replaced the way the daemon replaces it.
 final class CacheFixture: @unchecked Sendable {  // the path is immutable; the file is the shared state, as in production
     let directory: URL
@@ -103,9 +85,7 @@ final class CacheFixture: @unchecked Sendable {  // the path is immutable; the f
 
     init(store: String = "banking") {
         self.store = store
-        directory = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("pinkeeper-reader-\(UUID().uuidString.prefix(8))")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = TestEnvironment.temporaryDirectory("reader")
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }

@@ -1,26 +1,6 @@
 import Foundation
 import PinKeeper
 
-/// The test vectors in `Tests/Fixtures/vectors` (see its README), found from this file's path.
-enum Vectors {
-    static let root: URL = {
-        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while directory.path != "/" {
-            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) { break }
-            directory = directory.deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("Tests/Fixtures/vectors")
-    }()
-
-    static func data(_ path: String) throws -> Data {
-        try Data(contentsOf: root.appendingPathComponent(path))
-    }
-
-    static func list(_ path: String) throws -> PinList {
-        try PinList(json: data(path))
-    }
-}
-
 /// Small builders for hand-written lists and pins.
 enum Sample {
     static let now: Int64 = 1_700_000_000

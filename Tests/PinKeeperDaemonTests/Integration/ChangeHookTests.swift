@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// `on_change` through the real binary: `pinkeeper update` and `pinkeeper run` against the fixture server.

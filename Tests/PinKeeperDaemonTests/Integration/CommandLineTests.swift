@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `pinkeeper update` and `check-config` as an operator runs them: output lines and exit codes.

@@ -1,6 +1,7 @@
 import Foundation
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// The stores of a pass on one server share connections and TLS sessions (`CurlDriver`), but

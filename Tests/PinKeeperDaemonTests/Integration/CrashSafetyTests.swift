@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// The published file is always complete: whatever moment a writer dies at, and however fast

@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 @testable import PinKeeperDaemon
 

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// `run` and `update` create the cache and state directories they are given, and a directory

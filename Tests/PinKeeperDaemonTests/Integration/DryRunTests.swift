@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PinKeeper
+import TestSupport
 import Testing
 
 /// Every entry under a directory (itself included) with its type, mode, size, mtime in

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A static list whose unsigned entry has a hostile name: the name reaches the failure reason,

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// Times and counts in the state directory come from files that an older version, a hand edit

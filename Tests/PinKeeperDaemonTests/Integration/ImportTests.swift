@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 extension FixtureServer {

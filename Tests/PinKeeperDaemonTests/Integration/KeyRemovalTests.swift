@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PinKeeper
+import TestSupport
 import Testing
 
 /// PRODUCT.md §6 "Removing a key removes its pins", through the real binary: `pinkeeper run`

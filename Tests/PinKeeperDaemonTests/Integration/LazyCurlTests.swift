@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// libcurl (and the ~30 shared objects it needs) is loaded by the first fetch, not at start: the

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// A FIFO planted at a cache or state path would block a plain open(2) until someone writes to

@@ -1,6 +1,7 @@
 import Foundation
 import PinKeeper
 import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// `pinkeeper probe`: real TLS handshakes with loopback servers reached under a real name

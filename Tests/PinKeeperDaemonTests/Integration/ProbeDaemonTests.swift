@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PinKeeper
 import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// Probes in `pinkeeper run`: outcomes logged once per change, recorded for `status` and the

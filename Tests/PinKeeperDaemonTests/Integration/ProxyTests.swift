@@ -1,6 +1,7 @@
 import Foundation
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// `pinkeeper update` through a real HTTP proxy (tinyproxy) on loopback: the configured proxy,

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import PinKeeperDaemon
 import Synchronization
+import TestSupport
 import Testing
 
 /// A disk whose fsync of a file hangs until `open()`: a stalled device, through the seam.

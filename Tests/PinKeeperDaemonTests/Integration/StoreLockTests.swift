@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// One writer per store: the running daemon and a manual `pinkeeper update` take turns through

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// A store's `ca_file` replaces the system trust store for list fetches and `validate --connect`;

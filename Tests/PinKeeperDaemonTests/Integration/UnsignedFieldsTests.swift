@@ -1,6 +1,7 @@
 import Foundation
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// PRODUCT.md §6 "Nothing unsigned decides trust": a static list signs only `name&fingerprint&expires`,

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// The shipped alerting rules and their promtool tests name only what `status --format

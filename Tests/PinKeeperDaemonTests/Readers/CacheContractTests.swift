@@ -1,6 +1,7 @@
 import Foundation
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// The cache file as an interface: real files published by the daemon (libcurl, the loopback

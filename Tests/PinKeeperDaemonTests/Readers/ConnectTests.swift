@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PinKeeper
+import TestSupport
 import Testing
 
 /// `pinkeeper validate --connect`: real TLS handshakes with the loopback fixture server,

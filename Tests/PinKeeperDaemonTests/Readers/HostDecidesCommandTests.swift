@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PinKeeper
+import TestSupport
 import Testing
 
 /// PROTOCOL.md §5.1 through `pinkeeper validate` and `pinkeeper probe`, with certificates whose

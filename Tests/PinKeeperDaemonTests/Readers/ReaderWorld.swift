@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 
 /// A configuration file with cache and state directories, for running `pinkeeper status` and
 /// `pinkeeper validate` as a user would: the binary, a config path, files on disk.

@@ -1,6 +1,7 @@
 import Foundation
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// `pinkeeper status` without a daemon: health from the cache and state directories, every

@@ -1,6 +1,7 @@
 import Foundation
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// `pinkeeper validate` as an operator runs it: every exit status, with fingerprints and

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Random TOML documents for the differential test: built from the grammar (mostly valid, with
 /// table headers and dotted keys that sometimes redefine each other), and byte-level mutations

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// `pinkeeper run` as a child process, with its stderr captured. Always SIGKILLed at the end
 /// if it is still running, so a hung daemon never hangs the test run.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// The loopback pinning service (`Tests/Fixtures/pinserver.py`), one per test.
 /// Routes are JSON files the test writes; the server re-reads them on every request.

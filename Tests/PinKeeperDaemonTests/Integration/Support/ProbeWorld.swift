@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PinKeeper
+import TestSupport
 
 /// A store `api` whose probe target is `api.example.test`: a loopback TLS server (the fixture
 /// server) presenting leaf ← intermediate from a throw-away PKI (root ← intermediate ← leaf, each

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// A real HTTP proxy (Debian's `tinyproxy`) on a free loopback port, one per test, started and
 /// SIGKILLed by PID. Its log shows every CONNECT it was asked for.

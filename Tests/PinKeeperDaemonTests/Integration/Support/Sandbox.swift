@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 
 /// A cache and state directory for one test, plus helpers to build stores and lists.
 final class Sandbox: @unchecked Sendable {  // paths are immutable; files are the shared state, as in production

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Throw-away CAs and server certificates for one test, made by the `openssl` CLI in a directory
 /// of their own (removed with the value), so tests running in parallel never share or race on them.

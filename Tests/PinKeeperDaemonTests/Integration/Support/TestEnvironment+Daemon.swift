@@ -1,17 +1,8 @@
 import Foundation
+import TestSupport
 
-/// Where things are when tests run: the package root, the fixtures, the built binary.
-enum TestEnvironment {
-    static let packageRoot: URL = {
-        var dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) {
-            dir.deleteLastPathComponent()
-        }
-        return dir
-    }()
-
-    static var fixtures: URL { packageRoot.appendingPathComponent("Tests/Fixtures") }
-
+/// What only the daemon's tests need: the built binary, and the test CA and signing keys.
+extension TestEnvironment {
     /// The `pinkeeper` executable built beside the test bundle.
     static var binary: String {
         let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pinkeeper")
@@ -46,12 +37,5 @@ enum TestEnvironment {
                                       timeout: 60)
         precondition(result.status == 0, "building \(name).so failed: \(result.stderr)")
         return library
-    }
-
-    /// A fresh directory for one test, removed by the caller with `remove`.
-    static func temporaryDirectory(_ label: String) -> URL {
-        let dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pinkeeper-\(label)-\(UUID().uuidString.prefix(8))")
-        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
     }
 }

@@ -2,16 +2,16 @@ import Foundation
 import Glibc
 
 /// Runs a program to completion with a time limit; on timeout it is SIGKILLed, never left hanging.
-enum ChildProcess {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var timedOut: Bool
+package enum ChildProcess {
+    package struct Result {
+        package var status: Int32
+        package var stdout: String
+        package var stderr: String
+        package var timedOut: Bool
     }
 
-    static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                    timeout: TimeInterval) -> Result {
+    package static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
+                            timeout: TimeInterval) -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -30,18 +30,18 @@ enum ChildProcess {
     }
 
     /// Drains a pipe on a thread of its own so a chatty child never blocks on a full pipe.
-    final class Collector: @unchecked Sendable {  // `data` is written by the reader thread and read after `done`
+    package final class Collector: @unchecked Sendable {  // `data` is written by the reader thread and read after `done`
         private var data = Data()
         private let done = DispatchSemaphore(value: 0)
 
-        init(_ handle: FileHandle) {
+        package init(_ handle: FileHandle) {
             Thread.detachNewThread { [self] in
                 data = handle.readDataToEndOfFile()
                 done.signal()
             }
         }
 
-        func text() -> String {
+        package func text() -> String {
             _ = done.wait(timeout: .now() + 5)
             return String(decoding: data, as: UTF8.self)
         }

@@ -1,35 +1,10 @@
 import Foundation
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 
-/// The test vectors in `Tests/Fixtures/vectors` (see its README), found from this file's path.
-enum Vectors {
-    static let root: URL = {
-        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while directory.path != "/" {
-            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) { break }
-            directory = directory.deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("Tests/Fixtures/vectors")
-    }()
-
-    static func data(_ path: String) throws -> Data {
-        try Data(contentsOf: root.appendingPathComponent(path))
-    }
-
-    /// A text file's content without surrounding whitespace or a trailing newline.
-    static func text(_ path: String) throws -> String {
-        String(decoding: try data(path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, _ path: String) throws -> T {
-        try JSONDecoder().decode(type, from: data(path))
-    }
-
-    static func list(_ path: String) throws -> PinList {
-        try PinList(json: data(path))
-    }
-
+/// The signing keys of the test vectors, and their static list.
+extension Vectors {
     static let keyABase64 = "BEG6g28LNWRcmdFzexSNTKPBYZnDtKrCyiExFKbktttfKAF7wG4Cx1Nycr5PwCoICG1dRseLyuDxUilAmppPxAo="
 
     static func keyBBase64() throws -> String { try text("key-B.public.x963.b64") }

@@ -44,10 +44,10 @@ public struct CacheFile: Sendable, Equatable {
     public init(json data: Data) throws(PinListError) {
         var (list, metadata) = try PinList.decode(data, withMetadata: true)
         guard let metadata else {
-            throw PinListError(reason: "the \"pinkeeper\" metadata object is missing")
+            throw PinListError(.missingMetadata, reason: "the \"pinkeeper\" metadata object is missing")
         }
         guard metadata.format == Self.formatVersion else {
-            throw PinListError(reason: "unsupported cache format \(metadata.format)")
+            throw PinListError(.unsupportedFormat, reason: "unsupported cache format \(metadata.format)")
         }
         if metadata.mode == .static {
             list.domainsConfig = nil

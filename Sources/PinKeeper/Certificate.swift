@@ -22,7 +22,7 @@ public struct Certificate: Sendable, Hashable {
     public init(der: [UInt8]) throws(CertificateError) {
         let parsed = try Self.parseDER(der, at: 0)
         guard parsed.consumed == der.count else {
-            throw CertificateError("\(der.count - parsed.consumed) bytes follow the certificate")
+            throw CertificateError(.trailingBytes, "\(der.count - parsed.consumed) bytes follow the certificate")
         }
         self = parsed.certificate
     }
@@ -45,7 +45,8 @@ public struct Certificate: Sendable, Hashable {
     public static func chain(from data: [UInt8]) throws(CertificateError) -> [Certificate] {
         if isPEM(data) { return try pemChain(data) }
         guard data.first == 0x30 else {
-            throw CertificateError(data.isEmpty ? "the input is empty" : "the input is neither PEM nor DER")
+            if data.isEmpty { throw CertificateError(.empty, "the input is empty") }
+            throw CertificateError(.neitherPEMNorDER, "the input is neither PEM nor DER")
         }
         var chain: [Certificate] = []
         var offset = 0
@@ -54,7 +55,7 @@ public struct Certificate: Sendable, Hashable {
             do {
                 parsed = try parseDER(data, at: offset)
             } catch {
-                throw CertificateError("certificate \(chain.count + 1) (at byte \(offset)): \(error.reason)")
+                throw CertificateError(error.code, "certificate \(chain.count + 1) (at byte \(offset)): \(error.reason)")
             }
             chain.append(parsed.certificate)
             offset += parsed.consumed
@@ -83,7 +84,7 @@ public struct Certificate: Sendable, Hashable {
             return (x509, end - start)
         }
         guard let (x509, consumed) = result else {
-            throw CertificateError("not a DER X.509 certificate" + OpenSSLErrors.drain())
+            throw CertificateError(.invalidDER, "not a DER X.509 certificate" + OpenSSLErrors.drain())
         }
         defer { X509_free(x509) }
         return (Certificate(x509: x509, der: Array(data[offset..<(offset + consumed)])), consumed)
@@ -92,24 +93,28 @@ public struct Certificate: Sendable, Hashable {
     private static func pemChain(_ data: [UInt8]) throws(CertificateError) -> [Certificate] {
         ERR_clear_error()
         var chain: [Certificate] = []
-        let failure: String? = data.withUnsafeBytes { bytes in
-            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return "cannot allocate a memory BIO" }
+        let failure: CertificateError? = data.withUnsafeBytes { bytes in
+            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else {
+                return CertificateError(.openSSLFailure, "cannot allocate a memory BIO")
+            }
             defer { BIO_free(bio) }
             while let x509 = PEM_read_bio_X509(bio, nil, nil, nil) {
                 defer { X509_free(x509) }
-                guard let der = encodeDER(x509) else { return "certificate \(chain.count + 1) cannot be re-encoded" }
+                guard let der = encodeDER(x509) else {
+                    return CertificateError(.openSSLFailure, "certificate \(chain.count + 1) cannot be re-encoded")
+                }
                 chain.append(Certificate(x509: x509, der: der))
             }
             // The loop ends with "no start line" at the end of the input; anything else is a broken block.
             let last = ERR_peek_last_error()
             if last != 0 && !(ERR_GET_LIB(last) == ERR_LIB_PEM && ERR_GET_REASON(last) == PEM_R_NO_START_LINE) {
-                return "PEM block \(chain.count + 1) is not a valid certificate" + OpenSSLErrors.drain()
+                return CertificateError(.invalidPEM, "PEM block \(chain.count + 1) is not a valid certificate" + OpenSSLErrors.drain())
             }
             return nil
         }
         ERR_clear_error()
-        if let failure { throw CertificateError(failure) }
-        guard !chain.isEmpty else { throw CertificateError("the PEM input holds no CERTIFICATE block") }
+        if let failure { throw failure }
+        guard !chain.isEmpty else { throw CertificateError(.noCertificate, "the PEM input holds no CERTIFICATE block") }
         return chain
     }
 
@@ -167,10 +172,34 @@ public struct Certificate: Sendable, Hashable {
     }
 }
 
-/// Why certificate bytes could not be read, with OpenSSL's reason when it gave one.
-public struct CertificateError: Error, Equatable, CustomStringConvertible {
+/// Why certificate bytes could not be read: a `code` for programs, and words for people
+/// (`reason`, with OpenSSL's reason when it gave one).
+public struct CertificateError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: Sendable, Hashable {
+        /// No bytes at all.
+        case empty
+        /// Neither a PEM block nor a DER sequence.
+        case neitherPEMNorDER
+        /// DER bytes that are not an X.509 certificate (in a chain: one of them).
+        case invalidDER
+        /// A whole certificate followed by more bytes, where exactly one was asked for.
+        case trailingBytes
+        /// A PEM block that is not a valid certificate.
+        case invalidPEM
+        /// PEM input without a `CERTIFICATE` block (only keys, say).
+        case noCertificate
+        /// OpenSSL could not allocate or re-encode: not the input's fault.
+        case openSSLFailure
+    }
+
+    public var code: Code
     public var reason: String
-    public init(_ reason: String) { self.reason = reason }
+
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
     public var description: String { reason }
 }
 

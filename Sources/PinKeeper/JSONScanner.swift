@@ -21,7 +21,7 @@ struct JSONScanner {
     }
 
     func syntaxError(_ what: String, at offset: Int? = nil) -> PinListError {
-        PinListError(reason: "not valid JSON (\(what) at byte \(offset ?? position))")
+        PinListError(.notJSON, reason: "not valid JSON (\(what) at byte \(offset ?? position))")
     }
 
     var startsWithByteOrderMark: Bool {

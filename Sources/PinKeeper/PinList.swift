@@ -34,9 +34,29 @@ public struct PinList: Sendable, Equatable {
     static func readsCacheFields(_ decoder: Decoder) -> Bool { decoder.userInfo[cacheFields] as? Bool ?? false }
 }
 
-/// Why a list could not be read, in words that point at the offending field.
-public struct PinListError: Error, Equatable, CustomStringConvertible {
+/// Why a list could not be read: a `code` for programs, and words that point at the offending
+/// field for people (`reason`, which may be worded differently in another version).
+public struct PinListError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: Sendable, Hashable {
+        /// Not JSON that the decoder reads: a syntax error, invalid UTF-8, a byte order mark,
+        /// nesting deeper than 512 levels.
+        case notJSON
+        /// JSON, but not a valid list: a member missing, null, of the wrong type or repeated, or
+        /// a value out of range (a fingerprint that is not 32 bytes of base64, a negative depth).
+        case invalidContent
+        /// A cache file without pinkeeper's `"pinkeeper"` metadata object.
+        case missingMetadata
+        /// A cache file whose `pinkeeper.format` this version does not read.
+        case unsupportedFormat
+    }
+
+    public var code: Code
     public var reason: String
-    public init(reason: String) { self.reason = reason }
+
+    public init(_ code: Code, reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
     public var description: String { reason }
 }

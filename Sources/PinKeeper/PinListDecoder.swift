@@ -77,7 +77,7 @@ struct PinListDecoder {
 
     private mutating func document() throws(PinListError) -> (list: PinList, metadata: CacheFile.Metadata?) {
         if scanner.startsWithByteOrderMark {
-            throw PinListError(reason: "not valid JSON (starts with a UTF-8 byte order mark)")
+            throw PinListError(.notJSON, reason: "not valid JSON (starts with a UTF-8 byte order mark)")
         }
         var pins: Field<[Pin]> = .missing
         var domainsConfig: Field<DomainsConfig> = .missing
@@ -107,7 +107,7 @@ struct PinListDecoder {
         let domains = Self.optional(domainsConfig, &domainsConfigError, "domainsConfig", "an object")
         let meta = Self.optional(metadata, &metadataError, "pinkeeper", "an object")
         if let reason = fingerprintsError ?? domainsConfigError ?? metadataError ?? entryValueError {
-            throw PinListError(reason: reason)
+            throw PinListError(.invalidContent, reason: reason)
         }
         return (PinList(pins: list!, domainsConfig: domains!), meta!)
     }
@@ -326,12 +326,12 @@ struct PinListDecoder {
 
     private static func problem<Value>(_ field: Field<Value>, _ path: String, _ expected: String) -> PinListError {
         switch field {
-        case .missing: PinListError(reason: "\(path) is missing")
-        case .null: PinListError(reason: "\(path) is null, expected \(expected)")
-        case .wrongType: PinListError(reason: "\(path) is not \(expected)")
-        case .duplicate: PinListError(reason: "\(path) appears more than once")
-        case .invalid(let reason): PinListError(reason: reason)
-        case .value: PinListError(reason: "\(path) is valid")
+        case .missing: PinListError(.invalidContent, reason: "\(path) is missing")
+        case .null: PinListError(.invalidContent, reason: "\(path) is null, expected \(expected)")
+        case .wrongType: PinListError(.invalidContent, reason: "\(path) is not \(expected)")
+        case .duplicate: PinListError(.invalidContent, reason: "\(path) appears more than once")
+        case .invalid(let reason): PinListError(.invalidContent, reason: reason)
+        case .value: PinListError(.invalidContent, reason: "\(path) is valid")
         }
     }
 

@@ -122,6 +122,7 @@ struct CacheFileTests {
     @Test func missingMetadataIsRejected() throws {
         let error = #expect(throws: PinListError.self) { try CacheFile(json: Self.cacheJSON(pinkeeper: nil)) }
         #expect(error?.reason.contains("pinkeeper") == true)
+        #expect(error?.code == .missingMetadata)
     }
 
     @Test(arguments: [
@@ -133,12 +134,14 @@ struct CacheFileTests {
     func malformedMetadataIsRejected(_ meta: String) {
         let error = #expect(throws: PinListError.self) { try CacheFile(json: Self.cacheJSON(pinkeeper: meta)) }
         #expect(error?.reason.contains("pinkeeper") == true)
+        #expect(error?.code == .invalidContent)
     }
 
     @Test func otherFormatVersionsAreRejected() {
         let meta = #"{"format":2,"store":"s","source":"u","updated":1,"nextUpdate":2}"#
         let error = #expect(throws: PinListError.self) { try CacheFile(json: Self.cacheJSON(pinkeeper: meta)) }
         #expect(error?.reason == "unsupported cache format 2")
+        #expect(error?.code == .unsupportedFormat)
     }
 
     @Test func aBadListInsideTheCacheIsRejectedWithTheListReason() {

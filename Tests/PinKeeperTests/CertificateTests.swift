@@ -67,4 +67,27 @@ struct CertificateTests {
         #expect(throws: CertificateError.self) { try Certificate(der: der + [0x00]) }
         #expect(throws: CertificateError.self) { try Certificate(der: Array(der.dropFirst())) }
     }
+
+    @Test("each refusal carries its code, the same whatever OpenSSL adds to the reason")
+    func refusalCodes() throws {
+        let der = ReaderCertificates.bytes("leaf.der")
+        var broken = String(decoding: ReaderCertificates.bytes("chain.pem"), as: UTF8.self)
+        let first = try #require(broken.ranges(of: "-----BEGIN CERTIFICATE-----\n").first)
+        broken.replaceSubrange(first.upperBound..<broken.index(first.upperBound, offsetBy: 8), with: "!!!!!!!!")
+        let chains: [([UInt8], CertificateError.Code)] = [
+            ([], .empty),
+            (Array("hello, world\n".utf8), .neitherPEMNorDER),
+            (ReaderCertificates.bytes("leaf.key"), .noCertificate),
+            (Array(broken.utf8), .invalidPEM),
+            (Array(der.prefix(der.count - 10)), .invalidDER),
+            (der + Array(der.prefix(der.count - 10)), .invalidDER),
+        ]
+        for (input, code) in chains {
+            let error = #expect(throws: CertificateError.self) { try Certificate.chain(from: input) }
+            #expect(error?.code == code, "\(error?.reason ?? "accepted")")
+        }
+        #expect(throws: CertificateError(.trailingBytes, "1 bytes follow the certificate")) { try Certificate(der: der + [0x00]) }
+        let truncated = #expect(throws: CertificateError.self) { try Certificate(der: Array(der.dropFirst())) }
+        #expect(truncated?.code == .invalidDER)
+    }
 }

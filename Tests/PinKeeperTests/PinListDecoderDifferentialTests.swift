@@ -135,6 +135,7 @@ private struct Tally {
                 && (error.reason.hasPrefix("not valid JSON (") || error.reason.hasPrefix("pinkeeper."))
             #expect(sameMessage || morePrecise || Self.isDeliberatelyStricter(error.reason),
                     "\(mode): '\(error.reason)' instead of '\(old.reason)' for \(label())")
+            #expect(!sameMessage || old.code == error.code, "\(mode): \(error.code) instead of \(old.code) for \(label())")
         }
     }
 

@@ -91,9 +91,9 @@ struct PinListDecoderStrictnessTests {
     @Test func theStrictnessAppliesToCacheFilesToo() {
         let file = #"{"fingerprints":[],"pinkeeper":{"format":1,"store":"s","source":"u","updated":1.0,"nextUpdate":2}}"#
         #expect(throws: Never.self) { try ReferencePinListDecoder.cacheFile(Data(file.utf8)) }
-        #expect(throws: PinListError(reason: "pinkeeper.updated is not an integer")) { try CacheFile(json: Data(file.utf8)) }
+        #expect(throws: PinListError(.invalidContent, reason: "pinkeeper.updated is not an integer")) { try CacheFile(json: Data(file.utf8)) }
         let twice = #"{"fingerprints":[],"pinkeeper":{"format":1,"format":2,"store":"s","source":"u","updated":1,"nextUpdate":2}}"#
-        #expect(throws: PinListError(reason: "pinkeeper.format appears more than once")) { try CacheFile(json: Data(twice.utf8)) }
+        #expect(throws: PinListError(.invalidContent, reason: "pinkeeper.format appears more than once")) { try CacheFile(json: Data(twice.utf8)) }
     }
 
     // MARK: What is still accepted
@@ -113,7 +113,7 @@ struct PinListDecoderStrictnessTests {
         #expect(list.pins.map(\.key) == [nil])
         #expect(list.domainsConfig?.key == nil)
         // Read as a cache file, the same members are pinkeeper's and must be well formed.
-        #expect(throws: PinListError(reason: "fingerprints[0].key appears more than once")) { try CacheFile(json: Data(text.utf8)) }
+        #expect(throws: PinListError(.invalidContent, reason: "fingerprints[0].key appears more than once")) { try CacheFile(json: Data(text.utf8)) }
     }
 
     @Test func integersAtTheLimitsAndMinusZero() throws {
@@ -123,7 +123,7 @@ struct PinListDecoderStrictnessTests {
         }
         for written in ["9223372036854775808", "-9223372036854775809", "99999999999999999999999"] {
             let data = Data(Self.list(entry: #""name":"a","fingerprint":"\#(Self.digest)","expires":\#(written)"#).utf8)
-            #expect(throws: PinListError(reason: "fingerprints[0].expires is not an integer")) { try PinList(json: data) }
+            #expect(throws: PinListError(.invalidContent, reason: "fingerprints[0].expires is not an integer")) { try PinList(json: data) }
         }
     }
 
@@ -151,7 +151,7 @@ struct PinListDecoderStrictnessTests {
         for bad in [String(Self.digest.dropLast()), Self.digest.replacingOccurrences(of: "Q", with: "-"),
                     Self.digest.replacingOccurrences(of: "Q", with: "_"), " " + Self.digest.dropFirst(), #"\n"# + Self.digest.dropFirst(2)] {
             let data = Data(Self.list(entry: #""name":"a","fingerprint":"\#(bad)","expires":1"#).utf8)
-            #expect(throws: PinListError(reason: "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest")) {
+            #expect(throws: PinListError(.invalidContent, reason: "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest")) {
                 try PinList(json: data)
             }
         }

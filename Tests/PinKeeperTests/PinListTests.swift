@@ -12,6 +12,22 @@ struct PinListTests {
         let error = #expect(throws: PinListError.self) { try PinList(json: data) }
         #expect(error?.reason == "fingerprints is missing")
         #expect(error?.description == error?.reason)
+        #expect(error?.code == .invalidContent)
+    }
+
+    @Test("a refusal's code tells bytes that are not JSON from JSON that is not a list", arguments: [
+        ("{\"fingerprints\": [", PinListError.Code.notJSON),
+        ("\u{FEFF}{\"fingerprints\": []}", .notJSON),
+        ("{\"fingerprints\": [], \"x\": 1.}", .notJSON),
+        ("[]", .invalidContent),
+        ("null", .invalidContent),
+        ("{\"fingerprints\": 3}", .invalidContent),
+        ("{\"fingerprints\": [], \"fingerprints\": []}", .invalidContent),
+        ("{\"fingerprints\": [{\"name\": \"a\", \"fingerprint\": \"AAAA\", \"expires\": 1}]}", .invalidContent),
+    ])
+    func refusalCodes(_ text: String, _ code: PinListError.Code) {
+        let error = #expect(throws: PinListError.self) { try PinList(json: Data(text.utf8)) }
+        #expect(error?.code == code, "\(error?.reason ?? "accepted")")
     }
 
     @Test func emptyFingerprintsParsesToNoPins() throws {

@@ -12,10 +12,10 @@ enum ReferencePinListDecoder {
     static func cacheFile(_ data: Data) throws(PinListError) -> CacheFile {
         var (list, metadata) = try decode(data, withMetadata: true)
         guard let metadata else {
-            throw PinListError(reason: "the \"pinkeeper\" metadata object is missing")
+            throw PinListError(.missingMetadata, reason: "the \"pinkeeper\" metadata object is missing")
         }
         guard metadata.format == CacheFile.formatVersion else {
-            throw PinListError(reason: "unsupported cache format \(metadata.format)")
+            throw PinListError(.unsupportedFormat, reason: "unsupported cache format \(metadata.format)")
         }
         if metadata.mode == .static {
             list.domainsConfig = nil
@@ -33,17 +33,17 @@ enum ReferencePinListDecoder {
         } catch let error as DecodingError {
             throw Self.error(describing: error)
         } catch {
-            throw PinListError(reason: "not valid JSON")
+            throw PinListError(.notJSON, reason: "not valid JSON")
         }
         var pins: [Pin] = []
         pins.reserveCapacity(wire.fingerprints.count)
         for (index, entry) in wire.fingerprints.enumerated() {
             guard let digest = Data(base64Encoded: entry.fingerprint), digest.count == 32 else {
-                throw PinListError(reason: "fingerprints[\(index)].fingerprint is not the base64 of a 32-byte SHA-256 digest")
+                throw PinListError(.invalidContent, reason: "fingerprints[\(index)].fingerprint is not the base64 of a 32-byte SHA-256 digest")
             }
             let depth = entry.depth ?? 0
             guard depth >= 0 else {
-                throw PinListError(reason: "fingerprints[\(index)].depth is negative")
+                throw PinListError(.invalidContent, reason: "fingerprints[\(index)].depth is negative")
             }
             pins.append(Pin(name: entry.name, fingerprint: Array(digest), expires: entry.expires,
                             depth: depth, signature: entry.signature, key: entry.key))
@@ -115,15 +115,16 @@ enum ReferencePinListDecoder {
         }
         switch error {
         case .keyNotFound(let key, let context):
-            return PinListError(reason: "\(path(context, key)) is missing")
+            return PinListError(.invalidContent, reason: "\(path(context, key)) is missing")
         case .typeMismatch(let type, let context):
-            return PinListError(reason: "\(path(context)) is not \(typeName(type))")
+            return PinListError(.invalidContent, reason: "\(path(context)) is not \(typeName(type))")
         case .valueNotFound(let type, let context):
-            return PinListError(reason: "\(path(context)) is null, expected \(typeName(type))")
+            return PinListError(.invalidContent, reason: "\(path(context)) is null, expected \(typeName(type))")
         case .dataCorrupted(let context):
-            return PinListError(reason: context.codingPath.isEmpty ? "not valid JSON" : "\(path(context)) is invalid")
+            return context.codingPath.isEmpty
+                ? PinListError(.notJSON, reason: "not valid JSON") : PinListError(.invalidContent, reason: "\(path(context)) is invalid")
         @unknown default:
-            return PinListError(reason: "not a fingerprint list")
+            return PinListError(.invalidContent, reason: "not a fingerprint list")
         }
     }
 

@@ -155,12 +155,12 @@ public final class CacheReader: Sendable {
     /// it is configuration the operator placed, not a file in a directory the service writes.
     public static func readFallback(path: String) throws(CacheReaderError) -> [Pin] {
         guard let (data, _) = try readFile(path, followingSymlink: true) else {
-            throw CacheReaderError(.unreadable, path, "does not exist")
+            throw CacheReaderError(.missing, path, "does not exist")
         }
         do {
             return try PinList(json: data).pins
         } catch {
-            throw CacheReaderError(.invalid, path, "is not a Wultra fingerprint list: \(error.reason)")
+            throw CacheReaderError(.init(error.code), path, "is not a Wultra fingerprint list: \(error.reason)")
         }
     }
 
@@ -169,10 +169,10 @@ public final class CacheReader: Sendable {
         do {
             cache = try CacheFile(json: data)
         } catch {
-            throw CacheReaderError(.invalid, path, "is not a pinkeeper cache file: \(error.reason)")
+            throw CacheReaderError(.init(error.code), path, "is not a pinkeeper cache file: \(error.reason)")
         }
         if let store, cache.metadata.store != store {
-            throw CacheReaderError(.invalid, path, "belongs to store '\(cache.metadata.store)', not '\(store)'")
+            throw CacheReaderError(.wrongStore, path, "belongs to store '\(cache.metadata.store)', not '\(store)'")
         }
         return cache
     }
@@ -183,20 +183,22 @@ public final class CacheReader: Sendable {
     fileprivate static func readFile(_ path: String, followingSymlink: Bool) throws(CacheReaderError) -> (Data, FileIdentity)? {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingSymlink ? 0 : O_NOFOLLOW))
         guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            if errno == ELOOP && !followingSymlink { throw CacheReaderError(.unreadable, path, "is a symlink, which is never followed") }
-            throw CacheReaderError(.unreadable, path, "cannot be opened: \(String(cString: strerror(errno)))")
+            let code = errno
+            if code == ENOENT { return nil }
+            if code == ELOOP && !followingSymlink { throw CacheReaderError(.symlink, path, "is a symlink, which is never followed") }
+            throw CacheReaderError(.ioError(errno: code), path, "cannot be opened: \(String(cString: strerror(code)))")
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
-            throw CacheReaderError(.unreadable, path, "cannot be examined: \(String(cString: strerror(errno)))")
+            let code = errno
+            throw CacheReaderError(.ioError(errno: code), path, "cannot be examined: \(String(cString: strerror(code)))")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw CacheReaderError(.unreadable, path, "is not a regular file (a FIFO, device or directory?)")
+            throw CacheReaderError(.notRegularFile, path, "is not a regular file (a FIFO, device or directory?)")
         }
         guard info.st_size <= maximumFileSize else {
-            throw CacheReaderError(.invalid, path, "is larger than \(maximumFileSize) bytes")
+            throw CacheReaderError(.tooLarge, path, "is larger than \(maximumFileSize) bytes")
         }
         var data = Data()
         data.reserveCapacity(Int(info.st_size))
@@ -205,12 +207,13 @@ public final class CacheReader: Sendable {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else {
-                throw CacheReaderError(.unreadable, path, "cannot be read: \(String(cString: strerror(errno)))")
+                let code = errno
+                throw CacheReaderError(.ioError(errno: code), path, "cannot be read: \(String(cString: strerror(code)))")
             }
             if n == 0 { break }
             data.append(contentsOf: buffer[0..<n])
             guard data.count <= maximumFileSize else {
-                throw CacheReaderError(.invalid, path, "is larger than \(maximumFileSize) bytes")
+                throw CacheReaderError(.tooLarge, path, "is larger than \(maximumFileSize) bytes")
             }
         }
         return (data, FileIdentity(info))
@@ -256,7 +259,7 @@ private struct Loaded: Sendable {
         case .failed(let code):
             var next = self
             next.identity = identity
-            next.problem = CacheReaderError(.unreadable, path, "cannot be examined: \(String(cString: strerror(code)))")
+            next.problem = CacheReaderError(.ioError(errno: code), path, "cannot be examined: \(String(cString: strerror(code)))")
             return next
         case .file:
             do {
@@ -289,25 +292,4 @@ private struct Loaded: Sendable {
         let pins = names.keys.flatMap { byName[$0] ?? [] }
         return PinValidator(pins: pins, expectedCommonNames: expected, domainsConfig: cache?.list.domainsConfig)
     }
-}
-
-/// Why a cache or fallback file could not be used: `unreadable` (I/O, permissions) or
-/// `invalid` (its content), with the path and the reason in one line.
-public struct CacheReaderError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
-        case unreadable
-        case invalid
-    }
-
-    public var kind: Kind
-    public var path: String
-    public var reason: String
-
-    public init(_ kind: Kind, _ path: String, _ reason: String) {
-        self.kind = kind
-        self.path = path
-        self.reason = reason
-    }
-
-    public var description: String { "\(path) \(reason)" }
 }

@@ -217,7 +217,12 @@ with open(sys.argv[2], "a", buffering=1) as log:
     for _ in $(seq 300); do grep -q READY=1 "$idle/notify.log" 2>/dev/null && break; sleep 0.1; done
     grep -q READY=1 "$idle/notify.log" || { echo "bench: no READY=1" >&2; cat "$idle/daemon.log" >&2; exit 1; }
     echo "  cache files after READY: $(ls "$idle/cache" | grep -c '\.json$')"
-    rss() { awk '/^(VmRSS|VmHWM|RssAnon|RssFile|Threads)/ {printf "%s %s %s  ", $1, $2, $3}' "/proc/$daemon_pid/status"; }
+    # VmRSS counts every shared page in full; Pss divides each by the processes that map it
+    # (smaps_rollup, as smem reads it); Anonymous is the process's own memory (heap, stacks).
+    rss() {
+        awk '/^(VmRSS|VmHWM|RssAnon|RssFile|Threads)/ {printf "%s %s %s  ", $1, $2, $3}' "/proc/$daemon_pid/status"
+        awk '/^(Pss|Pss_Anon|Pss_File|Anonymous):/ {printf "%s %s %s  ", $1, $2, $3}' "/proc/$daemon_pid/smaps_rollup"
+    }
     echo "  at READY: $(rss)"
     sleep 10  # the pass's transfer threads and idle dispatch workers exit
     echo "  10 s after READY: $(rss)"

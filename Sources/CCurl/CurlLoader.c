@@ -1,8 +1,7 @@
-// See CCurl.h: libcurl resolved with dlopen/dlsym on first use, and released by pk_curl_unload.
+// See CCurl.h: libcurl resolved with dlopen/dlsym on first use, and kept for the life of the process.
 #include "CCurl.h"
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,8 +10,7 @@
 
 // One pointer per libcurl function used, typed from libcurl's own declarations.
 #define PK_CURL_FUNCTIONS(X) \
-    X(curl_global_init) X(curl_global_cleanup) X(curl_version_info) X(curl_easy_strerror) \
-    X(curl_easy_init) X(curl_easy_cleanup) \
+    X(curl_global_init) X(curl_easy_strerror) X(curl_easy_init) X(curl_easy_cleanup) \
     X(curl_easy_setopt) X(curl_easy_getinfo) X(curl_slist_append) X(curl_slist_free_all) \
     X(curl_multi_init) X(curl_multi_cleanup) X(curl_multi_add_handle) X(curl_multi_remove_handle) \
     X(curl_multi_perform) X(curl_multi_poll) X(curl_multi_wakeup) X(curl_multi_info_read) \
@@ -21,15 +19,15 @@
 #define PK_DECLARE(name) static __typeof__(&name) p_##name;
 PK_CURL_FUNCTIONS(PK_DECLARE)
 
-// Guards `library`, the pointers' transitions and failure_text: loading and unloading never overlap.
+// Guards `library`, the pointers and failure_text while a load runs: two first fetches at once
+// load it once. Once loaded, it stays: the pointers never change again, and callers read them
+// without the lock (each caller's own successful pk_curl_load ordered the writes before its reads).
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static void *library;
 static char failure_text[512];
-// Easy, multi and share handles alive: libcurl's code and data stay mapped while one exists.
-static atomic_long live_handles;
 
-// Every pointer back to NULL: a call after pk_curl_unload aborts in `unloaded` with the function's
-// name instead of jumping into code that is no longer mapped.
+// Every pointer back to NULL after a failed load, so a later fetch tries again (libcurl4 may have
+// been installed meanwhile) and a stray call aborts in `not_loaded` naming the function.
 static void forget_functions(void) {
 #define PK_FORGET(name) p_##name = NULL;
     PK_CURL_FUNCTIONS(PK_FORGET)
@@ -57,8 +55,9 @@ const char *pk_curl_load(void) {
             failure = failure_text; \
         }
         PK_CURL_FUNCTIONS(PK_RESOLVE)
-        // curl_global_init is not thread-safe before 7.84: it runs here, under the lock, only on
-        // the way from unloaded to loaded, when no handle exists and so no thread is in libcurl.
+        // curl_global_init is not thread-safe before 7.84: it runs here, under the lock, once per
+        // process (the library is never unloaded, so curl_global_cleanup is never needed), before
+        // any handle exists and so while no thread is in libcurl.
         if (failure == NULL && p_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) failure = fail("curl_global_init failed");
         if (failure != NULL && library != NULL) {
             dlclose(library);
@@ -70,64 +69,22 @@ const char *pk_curl_load(void) {
     return failure;
 }
 
-const char *pk_curl_unload(void) {
-    pthread_mutex_lock(&lock);
-    const char *refusal = NULL;
-    long handles = atomic_load(&live_handles);
-    if (library == NULL) {
-        // Not loaded: nothing to do.
-    } else if (handles > 0) {
-        snprintf(failure_text, sizeof failure_text, "%ld libcurl handle%s still open", handles, handles == 1 ? "" : "s");
-        refusal = failure_text;
-    } else if (p_curl_version_info(CURLVERSION_NOW)->version_num < 0x075700) {
-        // Before 7.87 (CURLOPT_QUICK_EXIT), a transfer abandoned while resolving could leave
-        // libcurl's resolver thread running after its handle was gone.
-        refusal = fail("libcurl before 7.87 may still run a resolver thread");
-    } else {
-        // The pairing's other half, under the same lock and with no handle left: no thread is in
-        // libcurl. Since OpenSSL 1.1 it does not clean up OpenSSL, which the daemon keeps using.
-        p_curl_global_cleanup();
-        forget_functions();
-        dlclose(library);
-        library = NULL;
-    }
-    pthread_mutex_unlock(&lock);
-    return refusal;
-}
-
-long pk_curl_open_handles(void) { return atomic_load(&live_handles); }
-
-__attribute__((noreturn)) static void unloaded(const char *name) {
-    fprintf(stderr, "pinkeeper: %s called while libcurl is not loaded\n", name);
+__attribute__((noreturn)) static void not_loaded(const char *name) {
+    fprintf(stderr, "pinkeeper: %s called before libcurl was loaded\n", name);
     abort();
 }
 
-// The function's pointer, or abort: every wrapper calls through this.
-#define PK_FN(name) (p_##name != NULL ? p_##name : (unloaded(#name), p_##name))
-
-// Counts a handle libcurl gave out (NULL: none).
-static void *counted(void *handle) {
-    if (handle != NULL) atomic_fetch_add(&live_handles, 1);
-    return handle;
-}
-
-static void released(void) { atomic_fetch_sub(&live_handles, 1); }
+// The function's pointer, or abort naming it (a call without a successful pk_curl_load is a bug):
+// every wrapper calls through this.
+#define PK_FN(name) (p_##name != NULL ? p_##name : (not_loaded(#name), p_##name))
 
 const char *pk_curl_easy_strerror(CURLcode code) { return PK_FN(curl_easy_strerror)(code); }
-CURL *pk_curl_easy_init(void) { return counted(PK_FN(curl_easy_init)()); }
-void pk_curl_easy_cleanup(CURL *easy) {
-    if (easy == NULL) return;
-    PK_FN(curl_easy_cleanup)(easy);
-    released();
-}
+CURL *pk_curl_easy_init(void) { return PK_FN(curl_easy_init)(); }
+void pk_curl_easy_cleanup(CURL *easy) { PK_FN(curl_easy_cleanup)(easy); }
 struct curl_slist *pk_curl_slist_append(struct curl_slist *list, const char *string) { return PK_FN(curl_slist_append)(list, string); }
 void pk_curl_slist_free_all(struct curl_slist *list) { PK_FN(curl_slist_free_all)(list); }
-CURLM *pk_curl_multi_init(void) { return counted(PK_FN(curl_multi_init)()); }
-CURLMcode pk_curl_multi_cleanup(CURLM *multi) {
-    CURLMcode code = PK_FN(curl_multi_cleanup)(multi);
-    if (multi != NULL && code == CURLM_OK) released();
-    return code;
-}
+CURLM *pk_curl_multi_init(void) { return PK_FN(curl_multi_init)(); }
+CURLMcode pk_curl_multi_cleanup(CURLM *multi) { return PK_FN(curl_multi_cleanup)(multi); }
 CURLMcode pk_curl_multi_add_handle(CURLM *multi, CURL *easy) { return PK_FN(curl_multi_add_handle)(multi, easy); }
 CURLMcode pk_curl_multi_remove_handle(CURLM *multi, CURL *easy) { return PK_FN(curl_multi_remove_handle)(multi, easy); }
 CURLMcode pk_curl_multi_perform(CURLM *multi, int *running) { return PK_FN(curl_multi_perform)(multi, running); }
@@ -136,12 +93,8 @@ CURLMcode pk_curl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned e
 }
 CURLMcode pk_curl_multi_wakeup(CURLM *multi) { return PK_FN(curl_multi_wakeup)(multi); }
 CURLMsg *pk_curl_multi_info_read(CURLM *multi, int *queued) { return PK_FN(curl_multi_info_read)(multi, queued); }
-CURLSH *pk_curl_share_init(void) { return counted(PK_FN(curl_share_init)()); }
-CURLSHcode pk_curl_share_cleanup(CURLSH *share) {
-    CURLSHcode code = PK_FN(curl_share_cleanup)(share);
-    if (share != NULL && code == CURLSHE_OK) released();
-    return code;
-}
+CURLSH *pk_curl_share_init(void) { return PK_FN(curl_share_init)(); }
+CURLSHcode pk_curl_share_cleanup(CURLSH *share) { return PK_FN(curl_share_cleanup)(share); }
 
 // libcurl reads `long` options as long, pointers as pointers: each wrapper passes exactly one.
 CURLcode pk_curl_set_long(CURL *h, CURLoption o, long v) { return PK_FN(curl_easy_setopt)(h, o, v); }

@@ -1,7 +1,8 @@
 // libcurl, loaded with dlopen on the first fetch rather than linked: Debian's libcurl pulls in
 // some 30 shared objects (LDAP, RTMP, SSH, gnutls...) that every command would otherwise load and
-// relocate at start, though only `run`, `update` and `import` ever fetch; and unloaded by the
-// daemon between passes, so that an idle daemon does not keep them mapped.
+// relocate at start, though only `run`, `update` and `import` ever fetch. Once loaded it stays
+// for the life of the process: a daemon running for months would otherwise unload and reload a
+// TLS stack thousands of times to save a few MiB of clean, shared file pages.
 // libcurl's own headers give the types and constants; the functions are pk_curl_* here, each
 // calling libcurl through a pointer resolved by pk_curl_load. The setopt/getinfo functions are
 // variadic, which Swift cannot call: one typed function per argument kind.
@@ -15,15 +16,9 @@
 
 // Loads libcurl.so.4, resolves every function below and runs curl_global_init, unless it is
 // loaded already (thread-safe). NULL on success, else why it failed (the dynamic loader's message);
-// every other function may be called only after success, and aborts, naming itself, when libcurl
-// is not loaded.
+// after a failure, the next call tries again. Every other function may be called only after
+// success, and aborts, naming itself, when libcurl is not loaded.
 const char *pk_curl_load(void);
-// Releases libcurl and the libraries it brought (curl_global_cleanup, dlclose), if no easy, multi
-// or share handle is open; pk_curl_load loads it again. NULL when it is not loaded (any more),
-// else why it stays. The caller guarantees that no other thread calls into libcurl meanwhile.
-const char *pk_curl_unload(void);
-// Easy, multi and share handles open now.
-long pk_curl_open_handles(void);
 
 const char *pk_curl_easy_strerror(CURLcode code);
 CURL *pk_curl_easy_init(void);

@@ -160,9 +160,6 @@ private struct Loop {
         pass = Task(executorPreference: daemon.executor) {
             let reports = await UpdatePass.run(stores, updater: updater, concurrency: concurrency,
                                                skip: superseded.contains)
-            // Every fetch has returned, even when cancelled: libcurl and its libraries can go
-            // until the next pass, before READY or STATUS says the pass is over.
-            await updater.fetcher.passEnded()
             input.yield(.passFinished(reports))
         }
     }

@@ -80,8 +80,6 @@ public enum OneShotUpdate {
         // A store can fail before its fetch (its lock, its cache): the process must not exit while
         // the background load of libcurl is still running.
         if !due.isEmpty { await updater.fetcher.preparationFinished() }
-        // No `updater.fetcher.passEnded()`, as the daemon calls after a pass: the process exits
-        // next, which unmaps libcurl anyway; unloading first only added 2-4 ms to each run.
         return selected.compactMap { lines[$0.id] }
     }
 }

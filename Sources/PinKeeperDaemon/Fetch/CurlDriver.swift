@@ -8,9 +8,9 @@ import Synchronization
 ///
 /// Transfers with a different `ca_file` or proxy setting go to different drivers (`Key`): they
 /// never share a connection or a TLS session, whatever libcurl's own matching rules would allow.
-/// A driver's thread, handles and idle connections end once no transfer came for `linger`, or at
-/// once when the daemon's pass is over (`stopAll`): an idle daemon holds no sockets, no thread
-/// that wakes up, and nothing that keeps libcurl loaded.
+/// A driver's thread, handles and idle connections end once no transfer came for `linger`: an
+/// idle daemon, whose passes are minutes or hours apart, holds no sockets and no thread that wakes
+/// up. libcurl itself stays loaded (`CurlLibrary`); the next transfer starts a new thread.
 final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the rest is confined to the driver thread
     struct Key: Hashable {
         var caFile: String?
@@ -50,25 +50,11 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
     /// Idle connections kept: one per transfer a pass can run at once.
     static let maxConnections = Configuration.concurrencyRange.upperBound
 
-    /// Ends the thread of every driver with this linger (a fetcher's drivers) as soon as it has no
-    /// transfer, and returns once each has freed its handles and left libcurl (`CurlLibrary.done`).
-    static func stopAll(linger: Duration) async {
-        let stopping = drivers.withLock { drivers in drivers.filter { $0.key.linger == linger }.map(\.value) }
-        for driver in stopping { await driver.stop() }
-    }
-
     private struct Shared {
         var queue: [CurlTransfer] = []
         var running = false
         /// The multi handle's address while the thread runs (0 otherwise); raw pointers are not Sendable.
         var multi: UInt = 0
-        /// Threads started and not yet past their handles' cleanup (a new one may start while
-        /// the last one cleans up).
-        var threads = 0
-        /// `stop` asked: end without lingering once idle.
-        var stopWhenIdle = false
-        /// Who waits in `stop` for `threads` to reach 0.
-        var stopWaiters: [CheckedContinuation<Void, Never>] = []
     }
     private let shared = Mutex(Shared())
 
@@ -81,29 +67,11 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
                 return false
             }
             state.running = true
-            state.threads += 1
             return true
         }
         guard start else { return }
-        // The thread's own use of libcurl, ended in `drive`; it cannot fail: the submitting fetch
-        // holds a use, so libcurl is loaded.
-        let failure = CurlLibrary.use()
-        assert(failure == nil)
+        // libcurl is loaded: the submitting fetch loaded it, and it is never unloaded.
         BlockingWork.start(named: "pinkeeper-curl") { [self] in drive() }
-    }
-
-    /// Asks the thread, if any, to end once it has no transfer, and waits until it has cleaned up.
-    private func stop() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let wait = shared.withLock { state -> Bool in
-                guard state.threads > 0 else { return false }
-                state.stopWhenIdle = true
-                state.stopWaiters.append(continuation)
-                if let multi = UnsafeMutableRawPointer(bitPattern: state.multi) { _ = pk_curl_multi_wakeup(multi) }
-                return true
-            }
-            if !wait { continuation.resume() }
-        }
     }
 
     /// Interrupts the driver's wait so it notices a cancelled transfer at once.
@@ -114,7 +82,6 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
     }
 
     private func drive() {
-        defer { ended() }
         guard let multi = pk_curl_multi_init() else {
             let queued = shared.withLock { state in
                 state.running = false
@@ -164,7 +131,7 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
             if active.isEmpty {
                 let left = linger - (ContinuousClock.now - idleSince)
                 let stop = shared.withLock { state in
-                    guard state.queue.isEmpty, left <= .zero || state.stopWhenIdle else { return false }
+                    guard state.queue.isEmpty, left <= .zero else { return false }
                     state.running = false
                     state.multi = 0
                     return true
@@ -177,19 +144,6 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
         }
         pk_curl_multi_cleanup(multi)  // closes the idle connections
         if let share { pk_curl_share_cleanup(share) }
-    }
-
-    /// The thread has freed its handles: it leaves libcurl, and the last one wakes `stop`.
-    private func ended() {
-        CurlLibrary.done()
-        let waiters = shared.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.threads -= 1
-            guard state.threads == 0 else { return [] }
-            state.stopWhenIdle = false
-            defer { state.stopWaiters = [] }
-            return state.stopWaiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 }
 

@@ -4,8 +4,7 @@ import Synchronization
 
 /// HTTPS fetches through libcurl. Transfers run on a `CurlDriver` (one multi handle and one
 /// thread per ca_file and proxy setting), so concurrent and consecutive fetches from the same
-/// server reuse connections and TLS sessions; task cancellation wakes the driver at once. Between
-/// the daemon's passes, no driver, handle or libcurl is left (`passEnded`).
+/// server reuse connections and TLS sessions; task cancellation wakes the driver at once.
 public struct CurlFetcher: HTTPFetching {
     public let userAgent: String
     /// How long a driver keeps its thread and idle connections after its last transfer.
@@ -23,11 +22,10 @@ public struct CurlFetcher: HTTPFetching {
 
     public func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse {
         // Only commands that fetch load libcurl and its dependencies (and curl_global_init runs
-        // then, see CurlLoader.c); the daemon unloads them between passes (`passEnded`).
-        if let failure = CurlLibrary.use() {
+        // then, once, see CurlLoader.c); they stay loaded until the process exits.
+        if let failure = CurlLibrary.load() {
             throw UpdateFailure(.networkError, "cannot load libcurl (\(failure)): install libcurl4 (7.85 or later)")
         }
-        defer { CurlLibrary.done() }
         let driver = CurlDriver.for(request, linger: linger)
         let transfer = CurlTransfer(request: request, userAgent: userAgent, driver: driver)
         let result: Result<HTTPResponse, UpdateFailure> = await withTaskCancellationHandler {
@@ -39,14 +37,6 @@ public struct CurlFetcher: HTTPFetching {
             transfer.cancel()
         }
         return try result.get()
-    }
-
-    /// Ends its drivers' threads (each after its transfers: a pass's have all ended by now), which
-    /// closes their connections and frees their handles, then unloads libcurl until the next
-    /// fetch. A one-shot command does not call it: exiting unmaps everything anyway.
-    public func passEnded() async {
-        await CurlDriver.stopAll(linger: linger)
-        CurlLibrary.unloadIfUnused()
     }
 
     /// Loads libcurl in the background (`pinkeeper update`, once it knows a store will be fetched).

@@ -1,20 +1,14 @@
 import CCurl
 import Synchronization
 
-/// Whether libcurl is mapped, and who needs it: each fetch while it waits for its transfer, and
-/// each `CurlDriver` thread while it holds a multi handle. `unloadIfUnused` releases libcurl and
-/// its ~30 libraries (some 5 MiB of an idle daemon's memory) only when nobody does, under the
-/// same lock as `use`, so no thread can be in libcurl or about to enter it when it goes.
+/// libcurl for the process: loaded by the first fetch (or `preload`), so that commands that never
+/// fetch never map it and its ~30 libraries, and kept from then on. A daemon that unloaded it
+/// after each pass would save a few MiB of clean file pages, shared with other processes, at the
+/// price of tearing down and setting up a TLS stack thousands of times over months.
 enum CurlLibrary {
-    private static let users = Mutex(0)
-
-    /// Loads libcurl if needed and counts one user until `done`; why it cannot be loaded otherwise.
-    static func use() -> String? {
-        users.withLock { users in
-            if let failure = pk_curl_load() { return String(cString: failure) }
-            users += 1
-            return nil
-        }
+    /// Loads libcurl unless it is loaded already; why it cannot be loaded otherwise.
+    static func load() -> String? {
+        pk_curl_load().map { String(cString: $0) }
     }
 
     /// Loads libcurl on a thread of its own, so that its ~30 libraries are mapped and relocated
@@ -25,7 +19,7 @@ enum CurlLibrary {
     static func preload() {
         preloads.withLock { $0.running += 1 }
         let started = BlockingWork.startIfPossible(named: "pinkeeper-curl") {
-            if use() == nil { done() }
+            _ = load()
             preloaded()
         }
         if !started { preloaded() }
@@ -57,20 +51,5 @@ enum CurlLibrary {
             return state.waiters
         }
         for waiter in waiters { waiter.resume() }
-    }
-
-    /// Ends one `use`.
-    static func done() {
-        users.withLock { $0 -= 1 }
-    }
-
-    /// Unloads libcurl when no fetch, driver thread or handle needs it; the next `use` loads it
-    /// again. nil once it is unloaded, else why it stays (it will go at a later call).
-    @discardableResult
-    static func unloadIfUnused() -> String? {
-        users.withLock { users in
-            guard users == 0 else { return "libcurl is in use (\(users))" }
-            return pk_curl_unload().map { String(cString: $0) }
-        }
     }
 }

@@ -93,9 +93,6 @@ enum HTTPDate {
 /// pipeline be exercised with canned responses.
 public protocol HTTPFetching: Sendable {
     func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse
-    /// The daemon's pass is over (every fetch of it has returned) and the next may be hours away:
-    /// let go of what fetching holds (threads, connections, libraries); the next fetch sets it up again.
-    func passEnded() async
     /// Fetches will follow: start setting up what the first one would wait for, in parallel with
     /// the caller's other work. Optional: a fetch sets up whatever is missing itself.
     func prepare()
@@ -104,7 +101,6 @@ public protocol HTTPFetching: Sendable {
 }
 
 extension HTTPFetching {
-    public func passEnded() async {}
     public func prepare() {}
     public func preparationFinished() async {}
 }

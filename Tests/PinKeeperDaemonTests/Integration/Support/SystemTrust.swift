@@ -12,14 +12,10 @@ enum SystemTrust {
     /// (X509_get_default_cert_dir), resolved and without duplicates (one directory on Debian).
     static let directories: [String] = {
         var found: [String] = []
-        // A user of libcurl, like a fetch: a daemon test's pass may unload it meanwhile otherwise.
-        if CurlLibrary.use() == nil {
-            if let easy = pk_curl_easy_init() {
-                var path: UnsafeMutablePointer<CChar>?
-                if pk_curl_get_string(easy, CURLINFO_CAPATH, &path) == CURLE_OK, let path { found.append(String(cString: path)) }
-                pk_curl_easy_cleanup(easy)
-            }
-            CurlLibrary.done()
+        if CurlLibrary.load() == nil, let easy = pk_curl_easy_init() {
+            var path: UnsafeMutablePointer<CChar>?
+            if pk_curl_get_string(easy, CURLINFO_CAPATH, &path) == CURLE_OK, let path { found.append(String(cString: path)) }
+            pk_curl_easy_cleanup(easy)
         }
         if let path = X509_get_default_cert_dir() { found.append(String(cString: path)) }
         var resolved: [String] = []

@@ -57,6 +57,8 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
+// --log-level parses straight into swift-log's levels; neither package can declare this.
+// swift-format-ignore: AvoidRetroactiveConformances
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 func makeUpdater(_ configuration: Configuration, logger: Logger, hooks: ChangeHooks? = nil) -> StoreUpdater {

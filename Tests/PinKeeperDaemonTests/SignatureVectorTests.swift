@@ -19,6 +19,8 @@ struct EntrySignatureVector: Decodable, Sendable, CustomTestStringConvertible {
 }
 
 /// One case of `generated-challenge-v1/negative-cases.json`.
+// swift-format-ignore: AlwaysUseLowerCamelCase
+// The members are the file's JSON keys.
 struct ChallengeCase: Decodable, Sendable, CustomTestStringConvertible {
     var `case`: String
     var challenge: String
@@ -70,6 +72,8 @@ struct SignatureVectorTests {
 
     @Test func signedStringIsNameFingerprintExpires() throws {
         let (expired, _) = try Vectors.staticList()
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        // The member is the file's JSON key.
         struct ToolExpectation: Decodable { var signature_base_string: String }
         let expected = try Vectors.decode(ToolExpectation.self, "upstream/ssl-pinning-tool/www.google.com-2018.expected.json")
         #expect(SignatureVerifier.signedString(for: expired) == expected.signature_base_string)

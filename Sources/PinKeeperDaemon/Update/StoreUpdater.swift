@@ -97,7 +97,7 @@ public struct StoreUpdater: Sendable {
             warnIfExpiring(store, pins: outcome.pins, now: now)
             return Report(store: store.id, result: .ok, pins: outcome.pins.count, nextAttempt: outcome.nextUpdate,
                           notModified: outcome.notModified)
-        } catch where Task.isCancelled {
+        } catch let error where Task.isCancelled {
             // Shutdown, not a failure of the server: no back-off, no state change.
             logger.info("update interrupted by shutdown", metadata: ["store": "\(store.id)"])
             return Report(store: store.id, result: error.result, reason: "interrupted", pins: validBefore.count,

@@ -16,8 +16,10 @@ public struct CacheFile: Sendable, Equatable {
         /// those are read as before (challenge semantics).
         public var mode: ListMode?
 
-        public init(format: Int = CacheFile.formatVersion, store: String, source: String, updated: Int64, nextUpdate: Int64,
-                    mode: ListMode? = nil) {
+        public init(
+            format: Int = CacheFile.formatVersion, store: String, source: String, updated: Int64, nextUpdate: Int64,
+            mode: ListMode? = nil
+        ) {
             self.format = format
             self.store = store
             self.source = source

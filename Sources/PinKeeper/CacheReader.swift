@@ -43,26 +43,32 @@ public final class CacheReader: Sendable {
     /// yet: every answer is then `empty` unless fallback pins exist); an unreadable or invalid
     /// one is. `usable`, when given, narrows each version read before it answers anything (the
     /// daemon's own commands drop the pins of keys no longer configured, as its next update will).
-    public init(path: String, store: String? = nil, fallbackPins: [Pin] = [], expectedCommonNames: [String]? = nil,
-                usable: (@Sendable (CacheFile) -> CacheFile)? = nil) throws(CacheReaderError) {
+    public init(
+        path: String, store: String? = nil, fallbackPins: [Pin] = [], expectedCommonNames: [String]? = nil,
+        usable: (@Sendable (CacheFile) -> CacheFile)? = nil
+    ) throws(CacheReaderError) {
         self.path = path
         self.store = store
         self.expectedCommonNames = expectedCommonNames
         self.fallbackPins = fallbackPins
         self.usable = usable
-        let first = Loaded.initial(fallback: fallbackPins).refreshed(identity: FileIdentity.of(path), path: path,
-                                                                     store: store, fallback: fallbackPins, usable: usable)
+        let first = Loaded.initial(fallback: fallbackPins).refreshed(
+            identity: FileIdentity.of(path), path: path,
+            store: store, fallback: fallbackPins, usable: usable)
         if let problem = first.problem { throw problem }
         self.loaded = Mutex(first)
     }
 
     /// Opens `<cacheDirectory>/<store>.json`, with the pins of the store's `fallback_file`.
-    public convenience init(store: String, cacheDirectory: String = CacheReader.defaultCacheDirectory,
-                            fallbackFile: String? = nil, expectedCommonNames: [String]? = nil,
-                            usable: (@Sendable (CacheFile) -> CacheFile)? = nil) throws(CacheReaderError) {
+    public convenience init(
+        store: String, cacheDirectory: String = CacheReader.defaultCacheDirectory,
+        fallbackFile: String? = nil, expectedCommonNames: [String]? = nil,
+        usable: (@Sendable (CacheFile) -> CacheFile)? = nil
+    ) throws(CacheReaderError) {
         let fallback = try fallbackFile.map { (file) throws(CacheReaderError) in try Self.readFallback(path: file) } ?? []
-        try self.init(path: "\(cacheDirectory)/\(store).json", store: store, fallbackPins: fallback,
-                      expectedCommonNames: expectedCommonNames, usable: usable)
+        try self.init(
+            path: "\(cacheDirectory)/\(store).json", store: store, fallbackPins: fallback,
+            expectedCommonNames: expectedCommonNames, usable: usable)
     }
 
     // MARK: Questions
@@ -73,16 +79,20 @@ public final class CacheReader: Sendable {
 
     /// Checks one certificate fingerprint (raw SHA-256 of its DER) at `depth` of the verified
     /// chain (0 = leaf, 1 = its issuer, …).
-    public func verdict(host: String, commonName: String? = nil, fingerprint: [UInt8], depth: Int = 0,
-                        now: Int64 = CacheReader.now()) -> Verdict {
+    public func verdict(
+        host: String, commonName: String? = nil, fingerprint: [UInt8], depth: Int = 0,
+        now: Int64 = CacheReader.now()
+    ) -> Verdict {
         let names = PeerNames(host: host, commonName: commonName)
         return current().validator(for: names, expected: expectedCommonNames)
             .validate(names, fingerprint: fingerprint, depth: depth, now: now)
     }
 
     /// Checks a leaf certificate given as DER bytes (pass its common name when you have it).
-    public func verdict(host: String, commonName: String? = nil, certificateDER: [UInt8],
-                        now: Int64 = CacheReader.now()) -> Verdict {
+    public func verdict(
+        host: String, commonName: String? = nil, certificateDER: [UInt8],
+        now: Int64 = CacheReader.now()
+    ) -> Verdict {
         verdict(host: host, commonName: commonName, fingerprint: SHA256.digest(certificateDER), depth: 0, now: now)
     }
 
@@ -92,8 +102,10 @@ public final class CacheReader: Sendable {
     /// any public certificate, even a pinned one, which path building ignores. Each pin is
     /// compared with the certificate at its depth; pins deeper than the chain are skipped.
     /// `commonName` is the leaf's (most specific) CN.
-    public func verdict(host: String, commonName: String? = nil, verifiedChain: [[UInt8]],
-                        now: Int64 = CacheReader.now()) -> Verdict {
+    public func verdict(
+        host: String, commonName: String? = nil, verifiedChain: [[UInt8]],
+        now: Int64 = CacheReader.now()
+    ) -> Verdict {
         let names = PeerNames(host: host, commonName: commonName)
         return current().validator(for: names, expected: expectedCommonNames)
             .validate(names, verifiedChain: verifiedChain, now: now)
@@ -235,7 +247,6 @@ public final class CacheReader: Sendable {
     }
 }
 
-
 /// The reader's parsed state: the file version it came from and its pins indexed by `PinName`.
 private struct Loaded: Sendable {
     /// nil before the first look.
@@ -251,8 +262,10 @@ private struct Loaded: Sendable {
 
     /// The state after looking at the file again. A missing file means no cached pins; a file
     /// that cannot be used leaves the last good pins in place and records why.
-    func refreshed(identity: FileIdentity.Observed, path: String, store: String?, fallback: [Pin],
-                   usable: ((CacheFile) -> CacheFile)?) -> Loaded {
+    func refreshed(
+        identity: FileIdentity.Observed, path: String, store: String?, fallback: [Pin],
+        usable: ((CacheFile) -> CacheFile)?
+    ) -> Loaded {
         switch identity {
         case .missing:
             return Loaded(identity: .missing, cache: nil, byName: Self.index(cache: nil, fallback: fallback), problem: nil)
@@ -268,8 +281,9 @@ private struct Loaded: Sendable {
                 }
                 let parsed = try CacheReader.parse(data, path: path, store: store)
                 let cache = usable.map { $0(parsed) } ?? parsed
-                return Loaded(identity: .file(actual), cache: cache, byName: Self.index(cache: cache, fallback: fallback),
-                              problem: nil)
+                return Loaded(
+                    identity: .file(actual), cache: cache, byName: Self.index(cache: cache, fallback: fallback),
+                    problem: nil)
             } catch {
                 var next = self
                 next.identity = identity

@@ -141,7 +141,8 @@ public struct Certificate: Sendable, Hashable {
             last = index
         }
         guard last >= 0, let entry = X509_NAME_get_entry(name, last),
-              let value = X509_NAME_ENTRY_get_data(entry) else { return nil }
+            let value = X509_NAME_ENTRY_get_data(entry)
+        else { return nil }
         var utf8: UnsafeMutablePointer<UInt8>?
         let length = ASN1_STRING_to_UTF8(&utf8, value)
         guard length >= 0, let utf8 else { return nil }
@@ -154,8 +155,9 @@ public struct Certificate: Sendable, Hashable {
         defer { BIO_free(bio) }
         // RFC 2253 escaping, but UTF-8 left readable instead of \XX-escaped.
         // XN_FLAG_RFC2253 is a macro Swift cannot import; these are its parts (openssl/x509.h, asn1.h).
-        let rfc2253Strings = UInt(ASN1_STRFLGS_ESC_2253 | ASN1_STRFLGS_ESC_CTRL | ASN1_STRFLGS_UTF8_CONVERT
-                                  | ASN1_STRFLGS_DUMP_UNKNOWN | ASN1_STRFLGS_DUMP_DER)
+        let rfc2253Strings = UInt(
+            ASN1_STRFLGS_ESC_2253 | ASN1_STRFLGS_ESC_CTRL | ASN1_STRFLGS_UTF8_CONVERT
+                | ASN1_STRFLGS_DUMP_UNKNOWN | ASN1_STRFLGS_DUMP_DER)
         let flags = rfc2253Strings | UInt(XN_FLAG_SEP_COMMA_PLUS | XN_FLAG_DN_REV | XN_FLAG_FN_SN | XN_FLAG_DUMP_UNKNOWN_FIELDS)
         guard X509_NAME_print_ex(bio, name, 0, flags) >= 0 else { return "" }
         let pending = Int(BIO_ctrl_pending(bio))

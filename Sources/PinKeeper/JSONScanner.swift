@@ -145,10 +145,15 @@ struct JSONScanner {
                 .elementsEqual(UnsafeRawBufferPointer(rebasing: bytes[position..<position + count]))
         }
         let value: Bool?
-        if matches("true") { value = true; position += 4 }
-        else if matches("false") { value = false; position += 5 }
-        else if matches("null") { value = nil; position += 4 }
-        else { throw syntaxError("not true, false or null") }
+        if matches("true") {
+            value = true; position += 4
+        } else if matches("false") {
+            value = false; position += 5
+        } else if matches("null") {
+            value = nil; position += 4
+        } else {
+            throw syntaxError("not true, false or null")
+        }
         return value
     }
 
@@ -292,7 +297,7 @@ struct JSONScanner {
         guard position < bytes.count else { throw syntaxError("unexpected end inside a string") }
         switch bytes[position] {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
             position += 1
         case UInt8(ascii: "u"):
             position += 1

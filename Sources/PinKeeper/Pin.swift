@@ -16,8 +16,10 @@ public struct Pin: Hashable, Sendable {
     /// Not part of the pin's identity.
     public var key: String?
 
-    public init(name: String, fingerprint: [UInt8], expires: Int64, depth: Int = 0, signature: String? = nil,
-                key: String? = nil) {
+    public init(
+        name: String, fingerprint: [UInt8], expires: Int64, depth: Int = 0, signature: String? = nil,
+        key: String? = nil
+    ) {
         self.name = name
         self.fingerprint = fingerprint
         self.expires = expires

@@ -29,7 +29,8 @@ struct PinListDecoder {
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, readsCacheFields: Bool)
-        throws(PinListError) -> (list: PinList, metadata: CacheFile.Metadata?) {
+        throws(PinListError) -> (list: PinList, metadata: CacheFile.Metadata?)
+    {
         var decoder = PinListDecoder(bytes, readsCacheFields: readsCacheFields)
         return try decoder.document()
     }
@@ -155,11 +156,12 @@ struct PinListDecoder {
         // Built only for a message: an interpolated string per entry would cost an allocation.
         func at(_ member: String) -> String { "fingerprints[\(index)].\(member)" }
         guard let name = Self.required(name, &fingerprintsError, at("name"), "a string"),
-              let digest = Self.required(fingerprint, &fingerprintsError, at("fingerprint"), "a string"),
-              let expires = Self.required(expires, &fingerprintsError, at("expires"), "an integer"),
-              let depth = Self.optional(depth, &fingerprintsError, at("depth"), "an integer"),
-              let signature = Self.optional(signature, &fingerprintsError, at("signature"), "a string"),
-              let key = Self.optional(key, &fingerprintsError, at("key"), "a string") else { return }
+            let digest = Self.required(fingerprint, &fingerprintsError, at("fingerprint"), "a string"),
+            let expires = Self.required(expires, &fingerprintsError, at("expires"), "an integer"),
+            let depth = Self.optional(depth, &fingerprintsError, at("depth"), "an integer"),
+            let signature = Self.optional(signature, &fingerprintsError, at("signature"), "a string"),
+            let key = Self.optional(key, &fingerprintsError, at("key"), "a string")
+        else { return }
         guard let digest else {
             return Self.note(&entryValueError, "\(at("fingerprint")) is not the base64 of a 32-byte SHA-256 digest")
         }
@@ -185,8 +187,9 @@ struct PinListDecoder {
         }
         var error: String?
         guard let unlisted = Self.required(unlisted, &error, "domainsConfig.sslPinningRequiredForUnlisted", "a boolean"),
-              let domains = Self.required(domains, &error, "domainsConfig.domains", "an array"),
-              let key = Self.optional(key, &error, "domainsConfig.key", "a string") else { return .invalid(error!) }
+            let domains = Self.required(domains, &error, "domainsConfig.domains", "an array"),
+            let key = Self.optional(key, &error, "domainsConfig.key", "a string")
+        else { return .invalid(error!) }
         return .value(DomainsConfig(sslPinningRequiredForUnlisted: unlisted, domains: domains, key: key))
     }
 
@@ -225,8 +228,9 @@ struct PinListDecoder {
             } while try scanner.nextMember()
         }
         guard error == nil,
-              let name = Self.required(name, &error, path() + ".name", "a string"),
-              let required = Self.required(required, &error, path() + ".sslPinningRequired", "a boolean") else { return nil }
+            let name = Self.required(name, &error, path() + ".name", "a string"),
+            let required = Self.required(required, &error, path() + ".sslPinningRequired", "a boolean")
+        else { return nil }
         return DomainsConfig.Domain(name: name, sslPinningRequired: required)
     }
 
@@ -252,26 +256,31 @@ struct PinListDecoder {
         }
         var error: String?
         guard let format = Self.required(format, &error, "pinkeeper.format", "an integer"),
-              let store = Self.required(store, &error, "pinkeeper.store", "a string"),
-              let source = Self.required(source, &error, "pinkeeper.source", "a string"),
-              let updated = Self.required(updated, &error, "pinkeeper.updated", "an integer"),
-              let nextUpdate = Self.required(nextUpdate, &error, "pinkeeper.nextUpdate", "an integer"),
-              let modeName = Self.optional(mode, &error, "pinkeeper.mode", "a string") else { return .invalid(error!) }
+            let store = Self.required(store, &error, "pinkeeper.store", "a string"),
+            let source = Self.required(source, &error, "pinkeeper.source", "a string"),
+            let updated = Self.required(updated, &error, "pinkeeper.updated", "an integer"),
+            let nextUpdate = Self.required(nextUpdate, &error, "pinkeeper.nextUpdate", "an integer"),
+            let modeName = Self.optional(mode, &error, "pinkeeper.mode", "a string")
+        else { return .invalid(error!) }
         var listMode: ListMode?
         if let modeName {
             guard let known = ListMode(rawValue: modeName) else { return .invalid("pinkeeper.mode is invalid") }
             listMode = known
         }
-        return .value(CacheFile.Metadata(format: Int(format), store: store, source: source, updated: updated,
-                                         nextUpdate: nextUpdate, mode: listMode))
+        return .value(
+            CacheFile.Metadata(
+                format: Int(format), store: store, source: source, updated: updated,
+                nextUpdate: nextUpdate, mode: listMode))
     }
 
     // MARK: Values
 
     /// Reads a known member's value the first time its name appears in an object (of nesting
     /// `depth`); a second time makes it `.duplicate`.
-    private mutating func member<Value>(_ field: inout Field<Value>, in depth: Int,
-                                        _ read: (inout Self) throws(PinListError) -> Field<Value>) throws(PinListError) {
+    private mutating func member<Value>(
+        _ field: inout Field<Value>, in depth: Int,
+        _ read: (inout Self) throws(PinListError) -> Field<Value>
+    ) throws(PinListError) {
         guard case .missing = field else {
             field = .duplicate
             return try scanner.skipValue(depth: depth)
@@ -336,16 +345,20 @@ struct PinListDecoder {
     }
 
     /// The value of a member that must be there, or nil after noting why it is not usable.
-    private static func required<Value>(_ field: Field<Value>, _ error: inout String?,
-                                        _ path: @autoclosure () -> String, _ expected: String) -> Value? {
+    private static func required<Value>(
+        _ field: Field<Value>, _ error: inout String?,
+        _ path: @autoclosure () -> String, _ expected: String
+    ) -> Value? {
         if case .value(let value) = field { return value }
         note(&error, problem(field, path(), expected).reason)
         return nil
     }
 
     /// `.some(nil)` for a member that is absent or null, nil after noting why it is not usable.
-    private static func optional<Value>(_ field: Field<Value>, _ error: inout String?,
-                                        _ path: @autoclosure () -> String, _ expected: String) -> Value?? {
+    private static func optional<Value>(
+        _ field: Field<Value>, _ error: inout String?,
+        _ path: @autoclosure () -> String, _ expected: String
+    ) -> Value?? {
         switch field {
         case .value(let value): return .some(value)
         case .missing, .null: return .some(nil)

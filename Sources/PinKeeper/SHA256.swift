@@ -7,8 +7,9 @@ public enum SHA256 {
         var length: UInt32 = 0
         let ok = bytes.withUnsafeBytes { input in
             out.withUnsafeMutableBytes { output in
-                EVP_Digest(input.baseAddress, input.count, output.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                           &length, EVP_sha256(), nil)
+                EVP_Digest(
+                    input.baseAddress, input.count, output.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                    &length, EVP_sha256(), nil)
             }
         }
         // EVP_Digest with SHA-256 fails only when allocation fails; an all-zero digest never matches a pin.

@@ -146,8 +146,9 @@ struct CannedFetcher: HTTPFetching {
 }
 
 func updater(_ fetcher: HTTPFetching, _ scratch: Scratch) -> StoreUpdater {
-    StoreUpdater(fetcher: fetcher, cache: CacheDirectory(path: scratch.directory()),
-                 state: StateDirectory(path: scratch.directory()), logger: Shared.quietLogger)
+    StoreUpdater(
+        fetcher: fetcher, cache: CacheDirectory(path: scratch.directory()),
+        state: StateDirectory(path: scratch.directory()), logger: Shared.quietLogger)
 }
 
 // MARK: - static: 10,000 entries signed per entry
@@ -167,8 +168,9 @@ func staticList(_ args: Arguments) async {
         let (outcome, tMerge) = time { () -> PinMerger.Outcome in
             do { return try merger.merge(cached: [], received: list, now: Shared.now) } catch { fail("merge: \(error)") }
         }
-        let file = CacheFile(list: PinList(pins: outcome.pins, domainsConfig: outcome.domainsConfig),
-                             metadata: .init(store: "bench", source: "https://127.0.0.1/bench", updated: Shared.now, nextUpdate: Shared.now + 3600))
+        let file = CacheFile(
+            list: PinList(pins: outcome.pins, domainsConfig: outcome.domainsConfig),
+            metadata: .init(store: "bench", source: "https://127.0.0.1/bench", updated: Shared.now, nextUpdate: Shared.now + 3600))
         let (_, tPublish) = time { must { try cache.publish(file) } }
         total.add((ContinuousClock.now - start).ms)
         parse.add(tParse); merge.add(tMerge); publish.add(tPublish)
@@ -220,8 +222,9 @@ func unchangedList(_ args: Arguments) async {
         let (list, tParse) = time { must { try PinList(json: data) } }
         let (outcome, tMerge) = time { must { try merger.merge(cached: cached, received: list, now: Shared.now) } }
         guard outcome.added == 0 else { fail("unchanged list added \(outcome.added)") }
-        let file = CacheFile(list: PinList(pins: outcome.pins, domainsConfig: outcome.domainsConfig),
-                             metadata: .init(store: "bench", source: "https://127.0.0.1/bench", updated: Shared.now, nextUpdate: Shared.now + 3600))
+        let file = CacheFile(
+            list: PinList(pins: outcome.pins, domainsConfig: outcome.domainsConfig),
+            metadata: .init(store: "bench", source: "https://127.0.0.1/bench", updated: Shared.now, nextUpdate: Shared.now + 3600))
         let (_, tPublish) = time { must { try cache.publish(file) } }
         total.add((ContinuousClock.now - start).ms)
         parse.add(tParse); merge.add(tMerge); publish.add(tPublish)
@@ -283,8 +286,9 @@ func challengeList(_ args: Arguments) async {
         guard ok else { fail("the challenge signature does not verify") }
         let (list, tParse) = time { must { try PinList(json: body) } }
         let (outcome, tMerge) = time { must { try merger.merge(cached: [], received: list, now: Shared.now) } }
-        let file = CacheFile(list: PinList(pins: outcome.pins, domainsConfig: outcome.domainsConfig),
-                             metadata: .init(store: "bench", source: "https://127.0.0.1/bench", updated: Shared.now, nextUpdate: Shared.now + 3600))
+        let file = CacheFile(
+            list: PinList(pins: outcome.pins, domainsConfig: outcome.domainsConfig),
+            metadata: .init(store: "bench", source: "https://127.0.0.1/bench", updated: Shared.now, nextUpdate: Shared.now + 3600))
         let (_, tPublish) = time { must { try cache.publish(file) } }
         total.add((ContinuousClock.now - start).ms)
         envelope.add(tEnvelope); parse.add(tParse); merge.add(tMerge); publish.add(tPublish)
@@ -338,8 +342,11 @@ func manyStores(_ args: Arguments) async {
     print("one update pass against the loopback fixture (\(mode.rawValue) mode, HTTPS, UpdatePass concurrency 8)")
     line("1 store", one.text + cFormat("  pinkeeper CPU %.0f ms", oneCPU.median))
     line("\(count) stores", hundred.text + cFormat("  pinkeeper CPU %.0f ms", hundredCPU.median))
-    line("\(count) stores / 1 store", cFormat("%8.1f×  (%.1f ms wall, %.1f ms pinkeeper CPU per store)", hundred.median / one.median,
-                                                  hundred.median / Double(count), hundredCPU.median / Double(count)))
+    line(
+        "\(count) stores / 1 store",
+        cFormat(
+            "%8.1f×  (%.1f ms wall, %.1f ms pinkeeper CPU per store)", hundred.median / one.median,
+            hundred.median / Double(count), hundredCPU.median / Double(count)))
 }
 
 func httpList(_ args: Arguments) async {
@@ -369,8 +376,10 @@ final class FastVerifier: @unchecked Sendable {  // immutable after init; contex
     nonisolated(unsafe) let sha256: OpaquePointer
 
     init(base64: String) {
-        let prefix: [UInt8] = [0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
-                               0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00]
+        let prefix: [UInt8] = [
+            0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
+            0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+        ]
         let der = prefix + Array(Data(base64Encoded: base64)!)
         key = der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
@@ -392,9 +401,11 @@ final class FastVerifier: @unchecked Sendable {  // immutable after init; contex
             let hashed = message.withUTF8 { bytes in
                 digest.withUnsafeMutableBufferPointer { EVP_Digest(bytes.baseAddress, bytes.count, $0.baseAddress, &length, sha256, nil) }
             }
-            let ok = hashed == 1 && signature.withUnsafeBytes { sig in
-                EVP_PKEY_verify(context, sig.baseAddress?.assumingMemoryBound(to: UInt8.self), sig.count, digest, 32)
-            } == 1
+            let ok =
+                hashed == 1
+                && signature.withUnsafeBytes { sig in
+                    EVP_PKEY_verify(context, sig.baseAddress?.assumingMemoryBound(to: UInt8.self), sig.count, digest, 32)
+                } == 1
             if !ok { ERR_clear_error() }
             results[i] = ok
         }
@@ -414,18 +425,20 @@ func verifyBench(_ args: Arguments) {
     var productSeq = Sample(), productPar = Sample(), fastSeq = Sample(), fastPar = Sample()
     for _ in 0..<runs {
         productSeq.add(time { for i in 0..<count { out[i] = verifier.verifyEntry(pins[i]) } }.1)
-        productPar.add(time {
-            DispatchQueue.concurrentPerform(iterations: chunks) { c in
-                for i in (c * chunk)..<min(count, (c + 1) * chunk) { out[i] = verifier.verifyEntry(pins[i]) }
-            }
-        }.1)
+        productPar.add(
+            time {
+                DispatchQueue.concurrentPerform(iterations: chunks) { c in
+                    for i in (c * chunk)..<min(count, (c + 1) * chunk) { out[i] = verifier.verifyEntry(pins[i]) }
+                }
+            }.1)
         fastSeq.add(time { fast.verify(pins, 0..<count, into: out) }.1)
         guard !out.contains(false) else { fail("the fast variant rejected a valid entry") }
-        fastPar.add(time {
-            DispatchQueue.concurrentPerform(iterations: chunks) { c in
-                fast.verify(pins, (c * chunk)..<min(count, (c + 1) * chunk), into: out)
-            }
-        }.1)
+        fastPar.add(
+            time {
+                DispatchQueue.concurrentPerform(iterations: chunks) { c in
+                    fast.verify(pins, (c * chunk)..<min(count, (c + 1) * chunk), into: out)
+                }
+            }.1)
     }
     print("verification of \(count) static entries")
     line("product, 1 thread (verifyEntry)", productSeq.text)

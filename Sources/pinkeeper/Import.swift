@@ -31,7 +31,8 @@ struct Import: AsyncParsableCommand {
             throw ExitCode(64)
         }
         guard config.mode == .static else {
-            StandardError.write("""
+            StandardError.write(
+                """
                 pinkeeper: store '\(store)' is in challenge mode and cannot import a file: only its server's signature \
                 over a fresh challenge shows a list is current (import works for mode = "static" stores)
 

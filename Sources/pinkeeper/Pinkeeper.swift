@@ -62,9 +62,10 @@ struct GlobalOptions: ParsableArguments {
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 func makeUpdater(_ configuration: Configuration, logger: Logger, hooks: ChangeHooks? = nil) -> StoreUpdater {
-    var updater = StoreUpdater(fetcher: CurlFetcher(userAgent: PinKeeperVersion.userAgent),
-                               cache: CacheDirectory(path: configuration.cacheDirectory),
-                               state: StateDirectory(path: configuration.stateDirectory), logger: logger)
+    var updater = StoreUpdater(
+        fetcher: CurlFetcher(userAgent: PinKeeperVersion.userAgent),
+        cache: CacheDirectory(path: configuration.cacheDirectory),
+        state: StateDirectory(path: configuration.stateDirectory), logger: logger)
     updater.hooks = hooks
     return updater
 }

@@ -44,8 +44,9 @@ struct Status: ParsableCommand {
             StandardError.write("pinkeeper: no store '\(id)' in \(global.configPath)\n")
             throw ExitCode(64)
         }
-        let report = StatusReport.collect(configuration: configuration, storeIDs: stores,
-                                          now: Int64(Date().timeIntervalSince1970))
+        let report = StatusReport.collect(
+            configuration: configuration, storeIDs: stores,
+            now: Int64(Date().timeIntervalSince1970))
         switch format ?? (json ? .json : .table) {
         case .table: print(report.table(), terminator: "")
         case .json: print(report.json(), terminator: "")

@@ -34,8 +34,9 @@ struct Update: AsyncParsableCommand {
         try global.prepareDirectories(configuration, failureStatus: 1)
         let logger = global.makeLogger()
         let hooks = ChangeHooks(logger: logger)
-        let lines = await OneShotUpdate.run(configuration: configuration, storeIDs: stores, force: force,
-                                            updater: makeUpdater(configuration, logger: logger, hooks: hooks))
+        let lines = await OneShotUpdate.run(
+            configuration: configuration, storeIDs: stores, force: force,
+            updater: makeUpdater(configuration, logger: logger, hooks: hooks))
         for line in lines { print(line.text()) }
         await hooks.finish()  // a hook's result is logged, never part of the exit status
         if lines.contains(where: \.failed) { throw ExitCode(1) }
@@ -43,8 +44,9 @@ struct Update: AsyncParsableCommand {
 
     /// No directory is created and no lock taken: a dry run leaves the disk exactly as it was.
     private func preview(_ configuration: Configuration) async throws {
-        let previews = await OneShotUpdate.dryRun(configuration: configuration, storeIDs: stores,
-                                                  updater: makeUpdater(configuration, logger: global.makeLogger()))
+        let previews = await OneShotUpdate.dryRun(
+            configuration: configuration, storeIDs: stores,
+            updater: makeUpdater(configuration, logger: global.makeLogger()))
         for preview in previews { print(preview.line) }
         if previews.contains(where: { $0.result != .ok }) { throw ExitCode(1) }
     }

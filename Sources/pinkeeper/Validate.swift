@@ -36,8 +36,10 @@ struct Validate: ParsableCommand {
     @Option(help: "The store whose pins decide.")
     var store: String
 
-    @Option(help: ArgumentHelp("The host the client connects to and verifies; with a chain, the leaf's common name is consulted too.",
-                               valueName: "host"))
+    @Option(
+        help: ArgumentHelp(
+            "The host the client connects to and verifies; with a chain, the leaf's common name is consulted too.",
+            valueName: "host"))
     var name: String
 
     @Option(help: "Base64 (or hex) SHA-256 of the DER certificate.")
@@ -46,12 +48,16 @@ struct Validate: ParsableCommand {
     @Option(help: "With --fingerprint: the certificate's position in the verified chain (0 = leaf).")
     var depth: Int?
 
-    @Option(help: ArgumentHelp("A PEM or DER certificate file; a chain is allowed, leaf first, standing for the verified chain.",
-                               valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A PEM or DER certificate file; a chain is allowed, leaf first, standing for the verified chain.",
+            valueName: "file"))
     var certificate: String?
 
-    @Option(help: ArgumentHelp("Do a TLS handshake with HOST (port 443 unless given) using --name as SNI.",
-                               valueName: "host[:port]"))
+    @Option(
+        help: ArgumentHelp(
+            "Do a TLS handshake with HOST (port 443 unless given) using --name as SNI.",
+            valueName: "host[:port]"))
     var connect: String?
 
     @Option(help: "With --connect: seconds allowed for connecting and the handshake.")
@@ -124,8 +130,9 @@ struct Validate: ParsableCommand {
     private func connectAndCheck(host: String, port: UInt16, caFile: String?) -> [Certificate] {
         let handshake: TLSHandshake
         do {
-            handshake = try TLSConnect.handshake(host: host, port: port, serverName: name, caFile: caFile,
-                                                 timeoutSeconds: timeout)
+            handshake = try TLSConnect.handshake(
+                host: host, port: port, serverName: name, caFile: caFile,
+                timeoutSeconds: timeout)
         } catch {
             switch error.kind {
             case .unknownHost: fail(68, error.description)
@@ -176,8 +183,9 @@ struct Validate: ParsableCommand {
             print(line)
         }
         if let leafName = chain.first?.commonName, !PinName.same(leafName, name) {
-            print("note: the leaf's common name '\(LogText.escaped(leafName))' differs from --name '\(LogText.escaped(name))': "
-                  + "pins under either are compared, and pinning is skipped only if domainsConfig exempts both")
+            print(
+                "note: the leaf's common name '\(LogText.escaped(leafName))' differs from --name '\(LogText.escaped(name))': "
+                    + "pins under either are compared, and pinning is skipped only if domainsConfig exempts both")
         }
     }
 

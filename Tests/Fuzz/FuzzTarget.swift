@@ -63,8 +63,11 @@ private func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosu
 
 /// What pinkeeper publishes must read back as the same list (PRODUCT.md: readers parse it).
 private func roundTrip(_ list: PinList) {
-    let file = CacheFile(list: list, metadata: .init(store: "fuzz", source: "https://127.0.0.1/fuzz",
-                                                      updated: fuzzNow, nextUpdate: fuzzNow + 3600))
+    let file = CacheFile(
+        list: list,
+        metadata: .init(
+            store: "fuzz", source: "https://127.0.0.1/fuzz",
+            updated: fuzzNow, nextUpdate: fuzzNow + 3600))
     let bytes = file.encoded()
     do {
         let back = try CacheFile(json: bytes)
@@ -77,8 +80,10 @@ private func roundTrip(_ list: PinList) {
 
 /// The decoder against the JSONDecoder one it replaced (Tests/PinKeeperTests/ReferencePinListDecoder.swift):
 /// never more lenient, the same values, and stricter only in the ways PinListDecoder documents.
-private func compareWithReference<Value: Equatable>(_ new: Result<Value, PinListError>, _ reference: Result<Value, PinListError>,
-                                                   _ input: Data) {
+private func compareWithReference<Value: Equatable>(
+    _ new: Result<Value, PinListError>, _ reference: Result<Value, PinListError>,
+    _ input: Data
+) {
     switch (new, reference) {
     case (.success(let value), .success(let old)):
         require(value == old, "decoded differently from JSONDecoder:\n\(text(input))")
@@ -86,9 +91,10 @@ private func compareWithReference<Value: Equatable>(_ new: Result<Value, PinList
         require(false, "accepted what JSONDecoder refused (\(old.reason)):\n\(text(input))")
     case (.failure(let error), .success):
         let reason = error.reason
-        require(reason.hasPrefix("not valid JSON (") || reason.hasSuffix(" appears more than once")
-                    || reason.hasSuffix(" is not an integer") || reason.hasSuffix(" is not the base64 of a 32-byte SHA-256 digest"),
-                "refused what JSONDecoder accepted, for no documented reason (\(reason)):\n\(text(input))")
+        require(
+            reason.hasPrefix("not valid JSON (") || reason.hasSuffix(" appears more than once")
+                || reason.hasSuffix(" is not an integer") || reason.hasSuffix(" is not the base64 of a 32-byte SHA-256 digest"),
+            "refused what JSONDecoder accepted, for no documented reason (\(reason)):\n\(text(input))")
     case (.failure, .failure):
         break
     }
@@ -137,14 +143,16 @@ private func fuzzEnvelope(_ payload: Data) {
     if !signature.isEmpty { headers[ListExchange.signatureHeader] = signature }
     let response = HTTPResponse(status: status, headers: headers, body: p[4])
     let challenge = text(p[1])
-    let exchange = ListExchange(fuzzStore: challenge.isEmpty ? staticStore : challengeStore,
-                                challenge: challenge.isEmpty ? nil : challenge)
+    let exchange = ListExchange(
+        fuzzStore: challenge.isEmpty ? staticStore : challengeStore,
+        challenge: challenge.isEmpty ? nil : challenge)
     do {
         let (list, signedBy) = try exchange.verifiedList(from: response, now: fuzzNow)
         // Reaching here in challenge mode means the signature verified under key B, and says so.
         if !challenge.isEmpty {
-            require(verifierB.verifyChallengeResponse(challenge: challenge, body: p[4], signatureBase64: signature),
-                    "envelope accepted a body whose signature does not verify")
+            require(
+                verifierB.verifyChallengeResponse(challenge: challenge, body: p[4], signatureBase64: signature),
+                "envelope accepted a body whose signature does not verify")
             require(signedBy === verifierB.keys.first, "envelope named the wrong verifying key")
         }
         _ = try? PinMerger(mode: exchange.store.mode, verifier: verifierB)

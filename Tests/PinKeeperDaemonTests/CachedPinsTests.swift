@@ -15,8 +15,9 @@ struct CachedPinsTests {
     }
 
     static func file(_ pins: [Pin], domainsConfig: DomainsConfig? = nil, mode: ListMode?) -> CacheFile {
-        CacheFile(list: PinList(pins: pins, domainsConfig: domainsConfig),
-                  metadata: .init(store: "banking", source: "https://pins.example.com/list", updated: 1, nextUpdate: 2, mode: mode))
+        CacheFile(
+            list: PinList(pins: pins, domainsConfig: domainsConfig),
+            metadata: .init(store: "banking", source: "https://pins.example.com/list", updated: 1, nextUpdate: 2, mode: mode))
     }
 
     /// The vector entry valid until 2100, signed by key B, recorded as verified by `key`.
@@ -31,8 +32,9 @@ struct CachedPinsTests {
     @Test("static: a pin of a removed key that verifies under a remaining key is re-tagged, not dropped")
     func staticRetag() throws {
         let keyB = try Vectors.keyB()
-        let result = CachedPins.reconcile(Self.file([try Self.signedPin(key: Self.removedKey)], mode: .static),
-                                          store: Self.store(.static, keys: [keyB]))
+        let result = CachedPins.reconcile(
+            Self.file([try Self.signedPin(key: Self.removedKey)], mode: .static),
+            store: Self.store(.static, keys: [keyB]))
         #expect(result.file.list.pins == [try Self.signedPin(key: keyB.id)])
         #expect(result.dropped == 0)
         #expect(result.changed && !result.fetchNow)
@@ -42,8 +44,9 @@ struct CachedPinsTests {
     func staticDrop() throws {
         let keyB = try Vectors.keyB()
         let other = Pins.make("other.example.com", 0x02, expires: 4_102_444_800, signature: MergeTests.wrongSignature, key: keyB.id)
-        let result = CachedPins.reconcile(Self.file([try Self.signedPin(key: keyB.id), other], mode: .static),
-                                          store: Self.store(.static, keys: [try Vectors.keyA()]))
+        let result = CachedPins.reconcile(
+            Self.file([try Self.signedPin(key: keyB.id), other], mode: .static),
+            store: Self.store(.static, keys: [try Vectors.keyA()]))
         #expect(result.file.list.pins.isEmpty)
         #expect(result.dropped == 2)
         #expect(result.changed && !result.fetchNow)
@@ -52,8 +55,9 @@ struct CachedPinsTests {
     @Test("static: pins written before keys were recorded are verified again and tagged")
     func staticLegacy() throws {
         let keyA = try Vectors.keyA(), keyB = try Vectors.keyB()
-        let result = CachedPins.reconcile(Self.file([try Self.signedPin(key: nil)], mode: nil),
-                                          store: Self.store(.static, keys: [keyA, keyB]))
+        let result = CachedPins.reconcile(
+            Self.file([try Self.signedPin(key: nil)], mode: nil),
+            store: Self.store(.static, keys: [keyA, keyB]))
         #expect(result.file.list.pins == [try Self.signedPin(key: keyB.id)])
         #expect(result.file.metadata.mode == .static)
         #expect(result.dropped == 0 && result.changed)
@@ -64,8 +68,9 @@ struct CachedPinsTests {
         let keyB = try Vectors.keyB()
         var deep = try Self.signedPin(key: keyB.id)
         deep.depth = 1
-        let loaded = Self.file([try Self.signedPin(key: keyB.id), deep],
-                               domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: []), mode: nil)
+        let loaded = Self.file(
+            [try Self.signedPin(key: keyB.id), deep],
+            domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: []), mode: nil)
         let result = CachedPins.reconcile(loaded, store: Self.store(.static, keys: [keyB]))
         #expect(result.file.list.domainsConfig == nil)
         #expect(result.file.list.pins == [try Self.signedPin(key: keyB.id)])
@@ -95,8 +100,11 @@ struct CachedPinsTests {
         let keyB = try Vectors.keyB()
         let kept = Pins.make("api.example.com", 0x01, expires: 4_102_444_800, key: keyB.id)
         let gone = Pins.make("api.example.com", 0x02, expires: 4_102_444_800, key: Self.removedKey)
-        let loaded = Self.file([kept, gone], domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [],
-                                                                          key: Self.removedKey), mode: .challenge)
+        let loaded = Self.file(
+            [kept, gone],
+            domainsConfig: DomainsConfig(
+                sslPinningRequiredForUnlisted: false, domains: [],
+                key: Self.removedKey), mode: .challenge)
         let result = CachedPins.reconcile(loaded, store: Self.store(.challenge, keys: [keyB]))
         #expect(result.file.list.pins == [kept])
         #expect(result.file.list.domainsConfig == nil)
@@ -108,8 +116,9 @@ struct CachedPinsTests {
     func challengeLegacy() throws {
         let legacy = Pins.make("api.example.com", 0x01, expires: 4_102_444_800)
         let domains = DomainsConfig(sslPinningRequiredForUnlisted: true, domains: [])
-        let result = CachedPins.reconcile(Self.file([legacy], domainsConfig: domains, mode: nil),
-                                          store: Self.store(.challenge, keys: [try Vectors.keyB()]))
+        let result = CachedPins.reconcile(
+            Self.file([legacy], domainsConfig: domains, mode: nil),
+            store: Self.store(.challenge, keys: [try Vectors.keyB()]))
         #expect(result.file.list.pins == [legacy])
         #expect(result.file.list.domainsConfig == domains)
         #expect(result.unconfirmed == 1 && result.dropped == 0)
@@ -134,8 +143,9 @@ struct CachedPinsTests {
         let keyB = try Vectors.keyB()
         let kept = Pins.make("api.example.com", 0x01, expires: 4_102_444_800, key: keyB.id)
         let gone = Pins.make("api.example.com", 0x02, expires: 4_102_444_800, key: Self.removedKey)
-        let loaded = Self.file([kept, gone], domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: []),
-                               mode: .challenge)
+        let loaded = Self.file(
+            [kept, gone], domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: []),
+            mode: .challenge)
         let result = CachedPins.reconcile(loaded, store: Self.store(.challenge, keys: [keyB]))
         #expect(result.file.list.pins == [kept])
         #expect(result.file.list.domainsConfig == nil)

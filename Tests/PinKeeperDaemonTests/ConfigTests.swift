@@ -50,8 +50,10 @@ struct ConfigTests {
     static let keyB = (try? Vectors.keyBBase64()) ?? "key-B.public.x963.b64 is missing"
 
     /// A `[stores.ID]` table; pass nil to leave `url` or `public_key` out.
-    static func store(_ id: String = "banking", url: String? = "\"https://mus.example.com/app/init?appName=banking\"",
-                      publicKey: String? = "\"\(keyB)\"", _ extra: String = "") -> String {
+    static func store(
+        _ id: String = "banking", url: String? = "\"https://mus.example.com/app/init?appName=banking\"",
+        publicKey: String? = "\"\(keyB)\"", _ extra: String = ""
+    ) -> String {
         var lines = ["[stores.\(id)]"]
         if let url { lines.append("url = \(url)") }
         if let publicKey { lines.append("public_key = \(publicKey)") }
@@ -59,14 +61,18 @@ struct ConfigTests {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static func load(_ main: String, dropIns: [String: String] = [:], files: [String: String] = [:],
-                     environment: [String: String] = [:]) throws -> ConfigFixture.Loaded {
+    static func load(
+        _ main: String, dropIns: [String: String] = [:], files: [String: String] = [:],
+        environment: [String: String] = [:]
+    ) throws -> ConfigFixture.Loaded {
         try ConfigFixture(main: main, dropIns: dropIns, files: files, environment: environment).load()
     }
 
     /// Checks the error's file, store and key fields, that its one-line description names them, and `fragment`.
-    static func expectError(_ loaded: ConfigFixture.Loaded, file: String? = nil, store: String?, key: String?,
-                            _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectError(
+        _ loaded: ConfigFixture.Loaded, file: String? = nil, store: String?, key: String?,
+        _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let error = try #require(loaded.error, "the configuration was accepted", sourceLocation: sourceLocation)
         let file = file ?? loaded.mainPath
         #expect(error.file == file, sourceLocation: sourceLocation)
@@ -95,14 +101,17 @@ struct ConfigTests {
         retry_min = "15m"
         retry_max = 7200
 
-        """ + store("banking", """
-        mode = "static"
-        expected_common_names = ["api.example.com", "www.example.com"]
-        fallback_file = "$DIR/banking-fallback.json"
-        ca_file = "$DIR/internal-ca.pem"
-        periodic_update_interval = 86400
-        max_response_size = "1MiB"
-        """) + store("shop", publicKey: "[\"\(Vectors.keyABase64)\", \"\(keyB)\"]")
+        """
+        + store(
+            "banking",
+            """
+            mode = "static"
+            expected_common_names = ["api.example.com", "www.example.com"]
+            fallback_file = "$DIR/banking-fallback.json"
+            ca_file = "$DIR/internal-ca.pem"
+            periodic_update_interval = 86400
+            max_response_size = "1MiB"
+            """) + store("shop", publicKey: "[\"\(Vectors.keyABase64)\", \"\(keyB)\"]")
 
     static let fallbackList = #"{"fingerprints":[{"name":"api.example.com","fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":4102444800,"signature":""}]}"#
 
@@ -164,12 +173,14 @@ struct ConfigTests {
     }
 
     @Test func dropInsAreReadInLexicalOrderAndInheritDefaults() throws {
-        let loaded = try Self.load("[defaults]\nretry_min = \"1m\"\n" + Self.store("a"), dropIns: [
-            "20-b.toml": Self.store("b"),
-            "10-c.toml": Self.store("c", "mode = \"static\""),
-            "notes.txt": "this is not toml",
-            ".hidden.toml": "garbage = = =",
-        ])
+        let loaded = try Self.load(
+            "[defaults]\nretry_min = \"1m\"\n" + Self.store("a"),
+            dropIns: [
+                "20-b.toml": Self.store("b"),
+                "10-c.toml": Self.store("c", "mode = \"static\""),
+                "notes.txt": "this is not toml",
+                ".hidden.toml": "garbage = = =",
+            ])
         let config = try loaded.config()
         #expect(config.sources == [loaded.mainPath, loaded.dropIn("10-c.toml"), loaded.dropIn("20-b.toml")])
         #expect(config.stores.map(\.id) == ["a", "b", "c"])
@@ -184,9 +195,11 @@ struct ConfigTests {
     }
 
     @Test func directoriesDefaultToSystemdEnvironment() throws {
-        let loaded = try Self.load(Self.store(), environment: [
-            "CACHE_DIRECTORY": "/var/cache/pinkeeper-env:/var/cache/second", "STATE_DIRECTORY": "/var/lib/pinkeeper-env",
-        ])
+        let loaded = try Self.load(
+            Self.store(),
+            environment: [
+                "CACHE_DIRECTORY": "/var/cache/pinkeeper-env:/var/cache/second", "STATE_DIRECTORY": "/var/lib/pinkeeper-env",
+            ])
         let config = try loaded.config()
         #expect(config.cacheDirectory == "/var/cache/pinkeeper-env")
         #expect(config.stateDirectory == "/var/lib/pinkeeper-env")
@@ -224,8 +237,9 @@ struct ConfigTests {
 
     @Test(arguments: ["0", "65", "-1", "\"4\"", "2.5", "true", "[4]"])
     func concurrencyOutOfRangeOrOfTheWrongType(_ value: String) throws {
-        try Self.expectError(Self.load("concurrency = \(value)\n" + Self.store()), store: nil, key: "concurrency",
-                             "must be an integer from 1 to 64")
+        try Self.expectError(
+            Self.load("concurrency = \(value)\n" + Self.store()), store: nil, key: "concurrency",
+            "must be an integer from 1 to 64")
     }
 
     @Test func misspeltConcurrencySuggestsTheKey() throws {
@@ -234,10 +248,12 @@ struct ConfigTests {
 
     /// In TOML a key below `[defaults]` or `[stores.x]` belongs to that table.
     @Test func concurrencyBelowATableSaysWhereItBelongs() throws {
-        try Self.expectError(Self.load("[defaults]\nconcurrency = 4\n"), store: nil, key: "defaults.concurrency",
-                             "daemon-wide: set it in the main file, above its first [table]")
-        try Self.expectError(Self.load(Self.store("banking", "concurrency = 4")), store: "banking", key: "concurrency",
-                             "daemon-wide")
+        try Self.expectError(
+            Self.load("[defaults]\nconcurrency = 4\n"), store: nil, key: "defaults.concurrency",
+            "daemon-wide: set it in the main file, above its first [table]")
+        try Self.expectError(
+            Self.load(Self.store("banking", "concurrency = 4")), store: "banking", key: "concurrency",
+            "daemon-wide")
         let loaded = try Self.load("", dropIns: ["50-b.toml": "concurrency = 4\n" + Self.store("b")])
         try Self.expectError(loaded, file: loaded.dropIn("50-b.toml"), store: nil, key: "concurrency", "daemon-wide")
     }
@@ -245,8 +261,9 @@ struct ConfigTests {
     // MARK: Errors in the main file
 
     @Test func unknownTopLevelKeySuggestsTheNearestKey() throws {
-        try Self.expectError(Self.load("cache_directroy = \"/x\"\n" + Self.store()), store: nil, key: "cache_directroy",
-                             "did you mean 'cache_directory'?")
+        try Self.expectError(
+            Self.load("cache_directroy = \"/x\"\n" + Self.store()), store: nil, key: "cache_directroy",
+            "did you mean 'cache_directory'?")
     }
 
     @Test func unknownTopLevelKeyWithoutNeighbourListsAllowedKeys() throws {
@@ -254,13 +271,15 @@ struct ConfigTests {
     }
 
     @Test func unknownDefaultsKeyIsPrefixed() throws {
-        try Self.expectError(Self.load("[defaults]\nretry_mni = \"1s\"\n"), store: nil, key: "defaults.retry_mni",
-                             "did you mean 'retry_min'?")
+        try Self.expectError(
+            Self.load("[defaults]\nretry_mni = \"1s\"\n"), store: nil, key: "defaults.retry_mni",
+            "did you mean 'retry_min'?")
     }
 
     @Test func unknownStoreKey() throws {
-        try Self.expectError(Self.load(Self.store("banking", "public_keys = []")), store: "banking", key: "public_keys",
-                             "did you mean 'public_key'?")
+        try Self.expectError(
+            Self.load(Self.store("banking", "public_keys = []")), store: "banking", key: "public_keys",
+            "did you mean 'public_key'?")
     }
 
     @Test func relativeCacheDirectory() throws {
@@ -268,16 +287,19 @@ struct ConfigTests {
     }
 
     @Test func plainHTTPURLIsRejected() throws {
-        try Self.expectError(Self.load(Self.store(url: "\"http://mus.example.com/app/init\"")), store: "banking",
-                             key: "url", "https://")
+        try Self.expectError(
+            Self.load(Self.store(url: "\"http://mus.example.com/app/init\"")), store: "banking",
+            key: "url", "https://")
     }
 
     @Test func urlWithoutHostIsRejected() throws {
         try Self.expectError(Self.load(Self.store(url: "\"https:///list.json\"")), store: "banking", key: "url", "https://")
     }
 
-    @Test(arguments: ["https://user:s3cret@mus.example.com/app/init", "https://s3cret@mus.example.com/app/init?appName=b",
-                      "https://user:s3cret@mus.example.com"])
+    @Test(arguments: [
+        "https://user:s3cret@mus.example.com/app/init", "https://s3cret@mus.example.com/app/init?appName=b",
+        "https://user:s3cret@mus.example.com",
+    ])
     func credentialsInURLAreRejectedWithoutEchoingThem(_ url: String) throws {
         let loaded = try Self.load(Self.store(url: "\"\(url)\""))
         try Self.expectError(loaded, store: "banking", key: "url", "must not carry credentials")
@@ -287,10 +309,12 @@ struct ConfigTests {
     /// A combining mark after the `@` (or after the `:`) joins it into one Character with the
     /// mark, which a search by Character does not find; libcurl splits the URL by bytes, so it
     /// would still take `user:s3cret` for credentials (and the old check echoed them in its error).
-    @Test(arguments: ["https://user:s3cret@\u{301}mus.example.com/app/init", "https://s3cret@\u{301}mus.example.com",
-                      "https://user:s3cret\u{301}@mus.example.com/app/init", "https://user:\u{301}s3cret@\u{301}mus.example.com",
-                      "https://user\u{301}:s3cret@\u{20DD}mus.example.com/app/init?appName=b",
-                      "https://user:s3cret@\u{301}\u{301}mus.example.com:443"])
+    @Test(arguments: [
+        "https://user:s3cret@\u{301}mus.example.com/app/init", "https://s3cret@\u{301}mus.example.com",
+        "https://user:s3cret\u{301}@mus.example.com/app/init", "https://user:\u{301}s3cret@\u{301}mus.example.com",
+        "https://user\u{301}:s3cret@\u{20DD}mus.example.com/app/init?appName=b",
+        "https://user:s3cret@\u{301}\u{301}mus.example.com:443",
+    ])
     func credentialsBehindACombiningMarkAreRejected(_ url: String) throws {
         let loaded = try Self.load(Self.store(url: "\"\(url)\""))
         try Self.expectError(loaded, store: "banking", key: "url", "must not carry credentials")
@@ -328,8 +352,9 @@ struct ConfigTests {
 
     @Test func duplicateIDAcrossMainFileAndDropIn() throws {
         let loaded = try Self.load(Self.store("banking"), dropIns: ["banking.toml": Self.store("banking")])
-        try Self.expectError(loaded, file: loaded.dropIn("banking.toml"), store: "banking", key: nil,
-                             "already defined in \(loaded.mainPath)")
+        try Self.expectError(
+            loaded, file: loaded.dropIn("banking.toml"), store: "banking", key: nil,
+            "already defined in \(loaded.mainPath)")
     }
 
     @Test func missingFile() throws {
@@ -347,36 +372,43 @@ struct ConfigTests {
     }
 
     @Test func invalidTOMLNamesTheLine() throws {
-        try Self.expectError(Self.load("cache_directory = \"/c\"\n\nstate_directory = = \"/s\"\n"), store: nil, key: nil,
-                             "line 3")
+        try Self.expectError(
+            Self.load("cache_directory = \"/c\"\n\nstate_directory = = \"/s\"\n"), store: nil, key: nil,
+            "line 3")
     }
 
     @Test(arguments: ["\"7 days\"", "\"7D\"", "\"1W\"", "\"w\"", "\"s\"", "\"1.5h\"", "1.5", "true"])
     func badDuration(_ value: String) throws {
-        try Self.expectError(Self.load(Self.store("banking", "retry_min = \(value)")), store: "banking", key: "retry_min",
-                             "must be a duration")
+        try Self.expectError(
+            Self.load(Self.store("banking", "retry_min = \(value)")), store: "banking", key: "retry_min",
+            "must be a duration")
     }
 
     @Test func negativeDuration() throws {
-        try Self.expectError(Self.load("[defaults]\nrequest_timeout = -5\n"), store: nil, key: "request_timeout",
-                             "must be a duration from 1s to 1h")
+        try Self.expectError(
+            Self.load("[defaults]\nrequest_timeout = -5\n"), store: nil, key: "request_timeout",
+            "must be a duration from 1s to 1h")
     }
 
     @Test func zeroPeriodicInterval() throws {
-        try Self.expectError(Self.load(Self.store("banking", "periodic_update_interval = \"0s\"")), store: "banking",
-                             key: "periodic_update_interval", "must be a duration from 1s to 365d")
+        try Self.expectError(
+            Self.load(Self.store("banking", "periodic_update_interval = \"0s\"")), store: "banking",
+            key: "periodic_update_interval", "must be a duration from 1s to 365d")
     }
 
     @Test func badSize() throws {
-        try Self.expectError(Self.load(Self.store("banking", "max_response_size = \"1MB\"")), store: "banking",
-                             key: "max_response_size", "must be a size")
+        try Self.expectError(
+            Self.load(Self.store("banking", "max_response_size = \"1MB\"")), store: "banking",
+            key: "max_response_size", "must be a size")
     }
 
     @Test func retryMaxShorterThanRetryMin() throws {
-        try Self.expectError(Self.load("[defaults]\nretry_min = \"2m\"\nretry_max = \"1m\"\n"), store: nil, key: "retry_max",
-                             "retry_min")
-        try Self.expectError(Self.load(Self.store("banking", "retry_min = \"2h\"")), store: "banking", key: "retry_max",
-                             "retry_min")
+        try Self.expectError(
+            Self.load("[defaults]\nretry_min = \"2m\"\nretry_max = \"1m\"\n"), store: nil, key: "retry_max",
+            "retry_min")
+        try Self.expectError(
+            Self.load(Self.store("banking", "retry_min = \"2h\"")), store: "banking", key: "retry_max",
+            "retry_min")
     }
 
     @Test func badMode() throws {
@@ -385,26 +417,30 @@ struct ConfigTests {
 
     @Test func publicKeyOfTheWrongLength() throws {
         let short = Data(repeating: 4, count: 64).base64EncodedString()
-        try Self.expectError(Self.load(Self.store(publicKey: "\"\(short)\"")), store: "banking", key: "public_key",
-                             "65-byte")
+        try Self.expectError(
+            Self.load(Self.store(publicKey: "\"\(short)\"")), store: "banking", key: "public_key",
+            "65-byte")
     }
 
     @Test func publicKeyOffTheCurveIsNamedWithItsStore() throws {
         var point = Array(try #require(Data(base64Encoded: Self.keyB)))
         point[64] ^= 0x01
-        try Self.expectError(Self.load(Self.store(publicKey: "\"\(Data(point).base64EncodedString())\"")), store: "banking",
-                             key: "public_key", "not a point on the P-256 curve")
+        try Self.expectError(
+            Self.load(Self.store(publicKey: "\"\(Data(point).base64EncodedString())\"")), store: "banking",
+            key: "public_key", "not a point on the P-256 curve")
     }
 
     @Test func badSecondKeyInAnArrayIsNamed() throws {
-        try Self.expectError(Self.load(Self.store(publicKey: "[\"\(Self.keyB)\", \"!!\"]")), store: "banking",
-                             key: "public_key", "(entry 2)")
+        try Self.expectError(
+            Self.load(Self.store(publicKey: "[\"\(Self.keyB)\", \"!!\"]")), store: "banking",
+            key: "public_key", "(entry 2)")
     }
 
     @Test(arguments: ["42", "[42]", "{ key = \"x\" }"])
     func publicKeyOfTheWrongType(_ value: String) throws {
-        try Self.expectError(Self.load(Self.store(publicKey: value)), store: "banking", key: "public_key",
-                             "must be a string or an array of strings")
+        try Self.expectError(
+            Self.load(Self.store(publicKey: value)), store: "banking", key: "public_key",
+            "must be a string or an array of strings")
     }
 
     @Test func emptyPublicKeyArray() throws {
@@ -412,20 +448,23 @@ struct ConfigTests {
     }
 
     @Test func missingFallbackFile() throws {
-        try Self.expectError(Self.load(Self.store("banking", "fallback_file = \"$DIR/absent.json\"")), store: "banking",
-                             key: "fallback_file", "does not exist")
+        try Self.expectError(
+            Self.load(Self.store("banking", "fallback_file = \"$DIR/absent.json\"")), store: "banking",
+            key: "fallback_file", "does not exist")
     }
 
     @Test func fallbackFileThatIsNotAList() throws {
-        let loaded = try Self.load(Self.store("banking", "fallback_file = \"$DIR/fallback.json\""),
-                                   files: ["fallback.json": "{}"])
+        let loaded = try Self.load(
+            Self.store("banking", "fallback_file = \"$DIR/fallback.json\""),
+            files: ["fallback.json": "{}"])
         try Self.expectError(loaded, store: "banking", key: "fallback_file", "is not a Wultra fingerprint list: fingerprints is missing")
     }
 
     @Test(arguments: ["\"api.example.com\"", "[1]", "[\"\"]"])
     func expectedCommonNamesOfTheWrongType(_ value: String) throws {
-        try Self.expectError(Self.load(Self.store("banking", "expected_common_names = \(value)")), store: "banking",
-                             key: "expected_common_names", "array of")
+        try Self.expectError(
+            Self.load(Self.store("banking", "expected_common_names = \(value)")), store: "banking",
+            key: "expected_common_names", "array of")
     }
 
     @Test func dropInWithANonStoresKey() throws {

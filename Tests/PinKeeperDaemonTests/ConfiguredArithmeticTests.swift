@@ -54,8 +54,9 @@ struct ConfiguredArithmeticTests {
                     let next = NextUpdate.scheduled(pins: pins, now: now, policy: policy, random: random, catchingUp: fraction > 0)
                     #expect(next >= now)
                     for failures in [1, 2, 41, 64, Int.max] {
-                        let retry = Backoff.retryAt(now: now, failures: failures, policy: policy, retryAfter: .max,
-                                                    regularUpdate: .max, random: random)
+                        let retry = Backoff.retryAt(
+                            now: now, failures: failures, policy: policy, retryAfter: .max,
+                            regularUpdate: .max, random: random)
                         #expect(retry >= now)
                     }
                     #expect(ProbeRunner.nextProbe(now: now, interval: value, random: random) >= now)
@@ -64,8 +65,9 @@ struct ConfiguredArithmeticTests {
                 state.retryAt = .max
                 _ = DueTime.of(cache: nil, state: state, policy: policy, now: now)
                 for lastSuccess in [Int64.min, 0, Int64.max] {
-                    _ = StoreHealth.of(validPins: 1, lastResult: .ok, lastSuccess: lastSuccess, now: now,
-                                       periodicUpdateInterval: value)
+                    _ = StoreHealth.of(
+                        validPins: 1, lastResult: .ok, lastSuccess: lastSuccess, now: now,
+                        periodicUpdateInterval: value)
                 }
             }
         }

@@ -15,9 +15,11 @@ struct FileClaimsTests {
 
     // MARK: cache_directory and state_directory
 
-    @Test("cache_directory equal to state_directory, as written or once normalised", arguments: [
-        ("/srv/pk", "/srv/pk"), ("/srv/pk/", "/srv//pk/."), ("/srv/x/../pk", "/srv/pk"), ("/srv/pk", "/srv/pk/cache/.."),
-    ])
+    @Test(
+        "cache_directory equal to state_directory, as written or once normalised",
+        arguments: [
+            ("/srv/pk", "/srv/pk"), ("/srv/pk/", "/srv//pk/."), ("/srv/x/../pk", "/srv/pk"), ("/srv/pk", "/srv/pk/cache/.."),
+        ])
     func sameDirectory(_ cache: String, _ state: String) throws {
         let loaded = try load(directories(cache: cache, state: state) + ConfigTests.store())
         try ConfigTests.expectError(loaded, store: nil, key: "state_directory", "is also cache_directory (\(cache))")
@@ -30,11 +32,13 @@ struct FileClaimsTests {
         try FileManager.default.createDirectory(at: root.appendingPathComponent("real"), withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("link").path, withDestinationPath: "real")
         let real = root.appendingPathComponent("real/pk").path, viaLink = root.appendingPathComponent("link/pk").path
-        try ConfigTests.expectError(try load(directories(cache: real, state: viaLink)), store: nil, key: "state_directory",
-                                    "is also cache_directory (\(real))")
+        try ConfigTests.expectError(
+            try load(directories(cache: real, state: viaLink)), store: nil, key: "state_directory",
+            "is also cache_directory (\(real))")
         try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: true)
-        try ConfigTests.expectError(try load(directories(cache: viaLink, state: real)), store: nil, key: "state_directory",
-                                    "is also cache_directory (\(viaLink))")
+        try ConfigTests.expectError(
+            try load(directories(cache: viaLink, state: real)), store: nil, key: "state_directory",
+            "is also cache_directory (\(viaLink))")
     }
 
     @Test("'..' after a symlink goes up from the link's target, as the kernel resolves it")
@@ -46,8 +50,9 @@ struct FileClaimsTests {
         // link/.. is deep, not root: the two name one directory only as the kernel resolves them.
         let viaLink = root.appendingPathComponent("link/../pk").path, direct = root.appendingPathComponent("deep/pk").path
         #expect(FileClaims.resolved(viaLink) == FileClaims.resolved(direct))
-        try ConfigTests.expectError(try load(directories(cache: direct, state: viaLink) + ConfigTests.store()), store: nil,
-                                    key: "state_directory", "is also cache_directory (\(direct))")
+        try ConfigTests.expectError(
+            try load(directories(cache: direct, state: viaLink) + ConfigTests.store()), store: nil,
+            key: "state_directory", "is also cache_directory (\(direct))")
         #expect(FileClaims.resolved(root.appendingPathComponent("link/../../pk").path) == FileClaims.resolved(root.path) + "/pk")
     }
 
@@ -67,10 +72,12 @@ struct FileClaimsTests {
 
     // MARK: Store ids
 
-    @Test("an id with a reserved part is refused, naming the store whose files it would shadow", arguments: [
-        ("x.probes", "'probes'", "store 'x'"), ("x.state", "'state'", "store 'x'"), ("x.lock", "'lock'", "store 'x'"),
-        ("a.json.tmp-1", "'json'", "store 'a'"), ("a.b.json", "'json'", "store 'a.b'"), ("x.y.state.z", "'state'", "store 'x.y'"),
-    ])
+    @Test(
+        "an id with a reserved part is refused, naming the store whose files it would shadow",
+        arguments: [
+            ("x.probes", "'probes'", "store 'x'"), ("x.state", "'state'", "store 'x'"), ("x.lock", "'lock'", "store 'x'"),
+            ("a.json.tmp-1", "'json'", "store 'a'"), ("a.b.json", "'json'", "store 'a.b'"), ("x.y.state.z", "'state'", "store 'x.y'"),
+        ])
     func reservedIDPart(_ id: String, _ part: String, _ fragment: String) throws {
         let loaded = try load(ConfigTests.store("x") + ConfigTests.store("\"\(id)\""))
         try ConfigTests.expectError(loaded, store: id, key: nil, "must not have \(part) as a part after a dot")
@@ -88,23 +95,27 @@ struct FileClaimsTests {
         let ids = ["x", "x.y", "x.probe", "api.statement", "a-b", "a_b.c", "state", "probes", "json", "lock", "json.x"]
         #expect(ids.allSatisfy { FileClaims.idProblem($0) == nil })
         let names = ids.flatMap { id in
-            [CacheDirectory.fileName(store: id), StateDirectory.fileName(store: id), ProbeStateDirectory.fileName(store: id),
-             StoreLock.fileName(store: id)]
+            [
+                CacheDirectory.fileName(store: id), StateDirectory.fileName(store: id), ProbeStateDirectory.fileName(store: id),
+                StoreLock.fileName(store: id),
+            ]
         }
         #expect(Set(names).count == names.count)
     }
 
     // MARK: metrics_file
 
-    @Test("metrics_file on a store's file or on a directory", arguments: [
-        ("/srv/cache/banking.json", "the cache file of store 'banking'"),
-        ("/srv/state/banking.state.json", "the state file of store 'banking'"),
-        ("/srv/state/banking.probes.json", "the probe results of store 'banking'"),
-        ("/srv/state/banking.lock", "the lock of store 'banking'"),
-        ("/srv/state/../cache/./banking.json", "the cache file of store 'banking'"),
-        ("/srv/cache", "cache_directory (/srv/cache)"),
-        ("/srv/state/", "state_directory (/srv/state)"),
-    ])
+    @Test(
+        "metrics_file on a store's file or on a directory",
+        arguments: [
+            ("/srv/cache/banking.json", "the cache file of store 'banking'"),
+            ("/srv/state/banking.state.json", "the state file of store 'banking'"),
+            ("/srv/state/banking.probes.json", "the probe results of store 'banking'"),
+            ("/srv/state/banking.lock", "the lock of store 'banking'"),
+            ("/srv/state/../cache/./banking.json", "the cache file of store 'banking'"),
+            ("/srv/cache", "cache_directory (/srv/cache)"),
+            ("/srv/state/", "state_directory (/srv/state)"),
+        ])
     func metricsOnAnotherFile(_ metrics: String, _ other: String) throws {
         let loaded = try load(directories(cache: "/srv/cache", state: "/srv/state", metrics: metrics) + ConfigTests.store())
         try ConfigTests.expectError(loaded, store: nil, key: "metrics_file", "is also \(other)")
@@ -112,8 +123,9 @@ struct FileClaimsTests {
 
     @Test("metrics_file beside the stores' files is fine")
     func metricsBeside() throws {
-        let loaded = try load(directories(cache: "/srv/cache", state: "/srv/state", metrics: "/srv/cache/pinkeeper.prom")
-                              + ConfigTests.store())
+        let loaded = try load(
+            directories(cache: "/srv/cache", state: "/srv/state", metrics: "/srv/cache/pinkeeper.prom")
+                + ConfigTests.store())
         #expect(loaded.error == nil)
     }
 
@@ -122,13 +134,15 @@ struct FileClaimsTests {
     @Test("check-config and update refuse cache_directory = state_directory: exit 78, one line naming both keys")
     func binary() throws {
         let sandbox = try Sandbox()
-        let config = try sandbox.writeConfig([("a", "https://127.0.0.1:1/a", "challenge")],
-                                             cacheDirectory: sandbox.cache.path, stateDirectory: sandbox.cache.path + "/")
+        let config = try sandbox.writeConfig(
+            [("a", "https://127.0.0.1:1/a", "challenge")],
+            cacheDirectory: sandbox.cache.path, stateDirectory: sandbox.cache.path + "/")
         for command in ["check-config", "update"] {
             let result = ChildProcess.run(TestEnvironment.binary, [command, "--config", config], timeout: 30)
             #expect(result.status == 78, "\(command): \(result.status) \(result.stderr)")
-            #expect(result.stderr.hasPrefix("pinkeeper: \(config): key 'state_directory': \(FileClaims.resolved(sandbox.cache.path)) is also cache_directory"),
-                    "\(result.stderr)")
+            #expect(
+                result.stderr.hasPrefix("pinkeeper: \(config): key 'state_directory': \(FileClaims.resolved(sandbox.cache.path)) is also cache_directory"),
+                "\(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1)
         }
     }

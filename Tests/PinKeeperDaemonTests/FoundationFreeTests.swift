@@ -51,21 +51,25 @@ struct FoundationFreeTests {
         #expect(differing.isEmpty, "\(differing.prefix(10).map { "U+" + String($0.value, radix: 16) })")
     }
 
-    @Test("trimmingBlanks on header-like values", arguments: [
-        "", " ", "7", " 7 ", "\t120\t", " \r\n", "\"etag\"\r\n", " a b ", "\u{3000}x\u{A0}", "\u{85}x\u{2028}\u{2029}",
-        " \u{301}x", "x \u{301}", "\u{FEFF}x", "\u{200B}x\u{200B}", "é ", " 日本 ",
-    ])
+    @Test(
+        "trimmingBlanks on header-like values",
+        arguments: [
+            "", " ", "7", " 7 ", "\t120\t", " \r\n", "\"etag\"\r\n", " a b ", "\u{3000}x\u{A0}", "\u{85}x\u{2028}\u{2029}",
+            " \u{301}x", "x \u{301}", "\u{FEFF}x", "\u{200B}x\u{200B}", "é ", " 日本 ",
+        ])
     func trimming(_ text: String) {
         #expect(text.trimmingBlanks() == text.trimmingCharacters(in: .whitespaces))
         #expect(text.trimmingBlanks(newlines: true) == text.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(text[...].trimmingBlanks() == text.trimmingCharacters(in: .whitespaces))
     }
 
-    @Test("replacingEvery and scalarRange agree with Foundation on the texts the daemon edits", arguments: [
-        ("say \"hi\" = \"x\"", "\"", "\\\""), ("\"\"\"", "\"", "\\\""), ("no quote", "\"", "\\\""), ("", "\"", "\\\""),
-        ("proxy alice:s3cret@host failed; alice:s3cret again", "alice:s3cret", "***"), ("aaaa", "aa", "b"), ("aaa", "aa", "b"),
-        ("abc", "", "x"), ("http://user:pw@h:1/", "://", "!"), ("no scheme", "://", "!"), ("é://ü", "://", "!"),
-    ])
+    @Test(
+        "replacingEvery and scalarRange agree with Foundation on the texts the daemon edits",
+        arguments: [
+            ("say \"hi\" = \"x\"", "\"", "\\\""), ("\"\"\"", "\"", "\\\""), ("no quote", "\"", "\\\""), ("", "\"", "\\\""),
+            ("proxy alice:s3cret@host failed; alice:s3cret again", "alice:s3cret", "***"), ("aaaa", "aa", "b"), ("aaa", "aa", "b"),
+            ("abc", "", "x"), ("http://user:pw@h:1/", "://", "!"), ("no scheme", "://", "!"), ("é://ü", "://", "!"),
+        ])
     func replacing(_ text: String, _ needle: String, _ replacement: String) {
         #expect(text.replacingEvery(needle, with: replacement) == text.replacingOccurrences(of: needle, with: replacement))
         let ours = text.scalarRange(of: needle).map { text.utf8.distance(from: text.startIndex, to: $0.lowerBound) }
@@ -89,14 +93,16 @@ struct FoundationFreeTests {
         }
     }
 
-    @Test("declaredFormat reads pinkeeper.format as JSONSerialization did", arguments: [
-        #"{"pinkeeper": {"format": 2}}"#, #"{"pinkeeper": {"format": 1, "store": "x"}, "fingerprints": []}"#,
-        #"{"pinkeeper": {"format": 2.0}}"#, #"{"pinkeeper": {"format": 2.5}}"#, #"{"pinkeeper": {"format": "2"}}"#,
-        #"{"pinkeeper": {"format": -3}}"#, #"{"pinkeeper": {"format": 1e2}}"#, #"{"pinkeeper": {"format": 99999999999999999999}}"#,
-        #"{"pinkeeper": {"format": null}}"#, #"{"pinkeeper": {}}"#, #"{"pinkeeper": [2]}"#, #"{"pinkeeper": 2}"#, #"{}"#,
-        #"[{"pinkeeper": {"format": 2}}]"#, #"{"pinkeeper": {"format": 2}"#, #"{"pinkeeper": {"format": 2}} x"#, "",
-        "not json", #"{"pinkeeper": {"format": 9223372036854775807}}"#, #" {"pinkeeper" : {"format" : 3 } } "#,
-    ])
+    @Test(
+        "declaredFormat reads pinkeeper.format as JSONSerialization did",
+        arguments: [
+            #"{"pinkeeper": {"format": 2}}"#, #"{"pinkeeper": {"format": 1, "store": "x"}, "fingerprints": []}"#,
+            #"{"pinkeeper": {"format": 2.0}}"#, #"{"pinkeeper": {"format": 2.5}}"#, #"{"pinkeeper": {"format": "2"}}"#,
+            #"{"pinkeeper": {"format": -3}}"#, #"{"pinkeeper": {"format": 1e2}}"#, #"{"pinkeeper": {"format": 99999999999999999999}}"#,
+            #"{"pinkeeper": {"format": null}}"#, #"{"pinkeeper": {}}"#, #"{"pinkeeper": [2]}"#, #"{"pinkeeper": 2}"#, #"{}"#,
+            #"[{"pinkeeper": {"format": 2}}]"#, #"{"pinkeeper": {"format": 2}"#, #"{"pinkeeper": {"format": 2}} x"#, "",
+            "not json", #"{"pinkeeper": {"format": 9223372036854775807}}"#, #" {"pinkeeper" : {"format" : 3 } } "#,
+        ])
     func declaredFormat(_ text: String) {
         let data = Data(text.utf8)
         let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]

@@ -46,8 +46,11 @@ struct FuzzRegressionTests {
             let sandbox = try! Sandbox()
             // The fixture sends header text as Latin-1: "\u{D6}\u{B1}" goes out as the bytes
             // D6 B1, which libcurl hands over and Swift reads as UTF-8 "\u{05B1}".
-            try! server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)],
-                                               extra: ["status": 429, "headers": ["Retry-After": "W\u{D6}\u{B1}"]]))
+            try! server.route(
+                "a",
+                Lists.route(
+                    entries: [Lists.entry("api.example.com", 1)],
+                    extra: ["status": 429, "headers": ["Retry-After": "W\u{D6}\u{B1}"]]))
             let report = await sandbox.updater().update(try! sandbox.store("a", url: server.url("a")))
             precondition(report.result == .httpError, "got \(report)")
             precondition(sandbox.cacheBytes("a") == nil)
@@ -91,9 +94,10 @@ enum FuzzReplay {
         let cache = CacheDirectory(path: root.path)
         let keyB = try! PublicKey(base64: "BC3kV9OIDnMuVoCdDR9nEA/JidJLTTDLuSA2TSZsGgODSshfbZg31MS90WC/HdbU/A5WL5GmyDkE/iks6INv+XE=")
         func update(_ response: HTTPResponse, mode: ListMode) async -> StoreUpdater.Report {
-            let updater = StoreUpdater(fetcher: Canned(response: response), cache: cache,
-                                       state: StateDirectory(path: root.path),
-                                       logger: Logger(label: "fuzz-replay") { _ in SwiftLogNoOpLogHandler() })
+            let updater = StoreUpdater(
+                fetcher: Canned(response: response), cache: cache,
+                state: StateDirectory(path: root.path),
+                logger: Logger(label: "fuzz-replay") { _ in SwiftLogNoOpLogHandler() })
             return await updater.update(StoreConfig(id: "fuzz", url: "https://127.0.0.1/fuzz", publicKeys: [keyB], mode: mode))
         }
         let text = { (data: Data) in String(decoding: data, as: UTF8.self) }
@@ -108,8 +112,9 @@ enum FuzzReplay {
             var headers = ["retry-after": text(p[3])]
             if !p[2].isEmpty { headers[ListExchange.signatureHeader] = text(p[2]) }
             let status = Int(text(p[0]).prefix(4)) ?? 200
-            let report = await update(HTTPResponse(status: status, headers: headers, body: p[4]),
-                                      mode: p[1].isEmpty ? .static : .challenge)
+            let report = await update(
+                HTTPResponse(status: status, headers: headers, body: p[4]),
+                mode: p[1].isEmpty ? .static : .challenge)
             if !(200..<300).contains(status) {
                 precondition(report.result == .httpError, "HTTP \(status) gave \(report.result)")
                 precondition(cache.load(store: "fuzz", now: 0).isMissing, "a failed update published a file")
@@ -126,4 +131,3 @@ enum FuzzReplay {
 private extension CacheDirectory.Loaded {
     var isMissing: Bool { if case .missing = self { true } else { false } }
 }
-

@@ -6,8 +6,9 @@ import Testing
 @Suite("Change hook configuration")
 struct HookConfigTests {
     private func load(defaults: String = "", store: String = "") throws -> ConfigFixture.Loaded {
-        try ConfigTests.load("[defaults]\n\(defaults)\n" + ConfigTests.store("banking", store),
-                             files: ["plain-file": "#!/bin/sh\n"])  // written without execute permission
+        try ConfigTests.load(
+            "[defaults]\n\(defaults)\n" + ConfigTests.store("banking", store),
+            files: ["plain-file": "#!/bin/sh\n"])  // written without execute permission
     }
 
     @Test func noHookByDefault() throws {
@@ -25,23 +26,28 @@ struct HookConfigTests {
         #expect(try overridden.config().stores[0].policy.hookTimeout == 5)
     }
 
-    @Test("a bad on_change names the file, store and key", arguments: [
-        ("on_change = \"/bin/true\"", "non-empty array of strings"),  // a string would invite a shell
-        ("on_change = []", "non-empty array of strings"),
-        ("on_change = [\"/bin/true\", 3]", "non-empty array of strings"),
-        ("on_change = [\"true\"]", "must be an absolute path"),
-        ("on_change = [\"/nonexistent/reload-pins\"]", "is not an executable file"),
-        ("on_change = [\"$DIR/plain-file\"]", "is not an executable file"),
-        ("on_change = [\"/usr/bin\"]", "is not an executable file"),  // a directory passes access(X_OK)
-    ])
+    @Test(
+        "a bad on_change names the file, store and key",
+        arguments: [
+            ("on_change = \"/bin/true\"", "non-empty array of strings"),  // a string would invite a shell
+            ("on_change = []", "non-empty array of strings"),
+            ("on_change = [\"/bin/true\", 3]", "non-empty array of strings"),
+            ("on_change = [\"true\"]", "must be an absolute path"),
+            ("on_change = [\"/nonexistent/reload-pins\"]", "is not an executable file"),
+            ("on_change = [\"$DIR/plain-file\"]", "is not an executable file"),
+            ("on_change = [\"/usr/bin\"]", "is not an executable file"),  // a directory passes access(X_OK)
+        ])
     func badOnChange(line: String, fragment: String) throws {
         try ConfigTests.expectError(try load(store: line), store: "banking", key: "on_change", fragment)
         try ConfigTests.expectError(try load(defaults: line), store: nil, key: "on_change", fragment)
     }
 
-    @Test("a bad hook_timeout names the file, store and key",
-          arguments: ["hook_timeout = 0", "hook_timeout = \"0s\"", "hook_timeout = \"11m\"", "hook_timeout = -1",
-                      "hook_timeout = \"soon\"", "hook_timeout = 1.5"])
+    @Test(
+        "a bad hook_timeout names the file, store and key",
+        arguments: [
+            "hook_timeout = 0", "hook_timeout = \"0s\"", "hook_timeout = \"11m\"", "hook_timeout = -1",
+            "hook_timeout = \"soon\"", "hook_timeout = 1.5",
+        ])
     func badTimeout(line: String) throws {
         try ConfigTests.expectError(try load(store: line), store: "banking", key: "hook_timeout", "from 1s to 10m")
     }

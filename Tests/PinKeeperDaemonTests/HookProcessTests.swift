@@ -6,16 +6,20 @@ import Testing
 /// One hook run in this process: posix_spawn, captured output, a clean environment, the timeout.
 @Suite("Change hook process")
 struct HookProcessTests {
-    private func run(_ script: String, environment: [String] = ["PATH=/usr/bin:/bin"], timeout: Duration = .seconds(10),
-                     grace: Duration = .milliseconds(300), limit: Int = 4_096) -> HookProcess.Outcome {
-        HookProcess.run(argv: ["/bin/sh", "-c", script, "hook"], environment: environment, timeout: timeout,
-                        grace: grace, outputLimit: limit)
+    private func run(
+        _ script: String, environment: [String] = ["PATH=/usr/bin:/bin"], timeout: Duration = .seconds(10),
+        grace: Duration = .milliseconds(300), limit: Int = 4_096
+    ) -> HookProcess.Outcome {
+        HookProcess.run(
+            argv: ["/bin/sh", "-c", script, "hook"], environment: environment, timeout: timeout,
+            grace: grace, outputLimit: limit)
     }
 
     @Test("exit status, both streams, exactly the given environment, / as working directory, stdin empty")
     func basics() {
-        let outcome = run("echo out; echo err >&2; pwd; env | sort | tr '\\n' ' '; cat; exit 3",
-                          environment: ["PATH=/usr/bin:/bin", "PINKEEPER_STORE=a"])
+        let outcome = run(
+            "echo out; echo err >&2; pwd; env | sort | tr '\\n' ' '; cat; exit 3",
+            environment: ["PATH=/usr/bin:/bin", "PINKEEPER_STORE=a"])
         #expect(outcome.end == .exited(3))
         #expect(!outcome.succeeded && !outcome.timedOut)
         #expect(outcome.stderr.text == "err\n")
@@ -79,8 +83,9 @@ struct HookProcessTests {
 
     @Test("a program that cannot be started is an outcome, not a crash")
     func notStarted() {
-        let outcome = HookProcess.run(argv: ["/nonexistent/hook"], environment: [], timeout: .seconds(1),
-                                      grace: .milliseconds(100), outputLimit: 100)
+        let outcome = HookProcess.run(
+            argv: ["/nonexistent/hook"], environment: [], timeout: .seconds(1),
+            grace: .milliseconds(100), outputLimit: 100)
         #expect(outcome.end == .notStarted(ENOENT))
     }
 

@@ -48,8 +48,9 @@ final class TrustScratch {
 /// (`HookTrust`): the file, every directory above it, the symlinks followed and a script's
 /// interpreter. The tests create files of other users, which needs root; the check itself
 /// applies only to a process whose effective uid is 0.
-@Suite("Change hooks run as root: only programs nobody else can change",
-       .enabled(if: geteuid() == 0, "needs root: the check applies to root only, and the tests give files to uid 65534"))
+@Suite(
+    "Change hooks run as root: only programs nobody else can change",
+    .enabled(if: geteuid() == 0, "needs root: the check applies to root only, and the tests give files to uid 65534"))
 struct HookTrustTests {
     let scratch = TrustScratch()
     var root: String { scratch.root }
@@ -70,17 +71,21 @@ struct HookTrustTests {
         #expect(HookTrust.problem(hook) == "\(hook) is owned by uid 65534, not root")
     }
 
-    @Test("a program its group or others may write is refused", arguments: [
-        (0o775, "its group"), (0o757, "other users"), (0o777, "its group and other users"), (0o4775, "its group"),
-    ] as [(mode_t, String)])
+    @Test(
+        "a program its group or others may write is refused",
+        arguments: [
+            (0o775, "its group"), (0o757, "other users"), (0o777, "its group and other users"), (0o4775, "its group"),
+        ] as [(mode_t, String)])
     func writableProgram(_ mode: mode_t, _ writers: String) throws {
         let hook = try scratch.program("hook", mode: mode)
         #expect(HookTrust.problem(hook) == "\(hook) is writable by \(writers)")
     }
 
-    @Test("a program in a directory its group or others may write, without the sticky bit, is refused", arguments: [
-        (0o775, "its group"), (0o757, "other users"), (0o777, "its group and other users"),
-    ] as [(mode_t, String)])
+    @Test(
+        "a program in a directory its group or others may write, without the sticky bit, is refused",
+        arguments: [
+            (0o775, "its group"), (0o757, "other users"), (0o777, "its group and other users"),
+        ] as [(mode_t, String)])
     func writableDirectory(_ mode: mode_t, _ writers: String) throws {
         let dir = try scratch.directory("shared", mode: mode)
         let hook = try scratch.program("shared/hook")
@@ -179,11 +184,13 @@ struct HookTrustTests {
     func commandLine() throws {
         try scratch.directory("open", mode: 0o777)
         let script = try scratch.program("open/hook.sh", mode: 0o644)
-        #expect(HookTrust.problem(argv: ["/bin/sh", script])
+        #expect(
+            HookTrust.problem(argv: ["/bin/sh", script])
                 == "its argument \(script): the directory \(root)/open is writable by its group and other users and not sticky")
         let trusted = try scratch.program("hook.sh", mode: 0o644)
         #expect(HookTrust.problem(argv: ["/bin/sh", "-e", trusted, "--store", "/nonexistent/x"]) == nil)
-        #expect(HookTrust.problem(argv: ["/usr/bin/env", "reload-service"])
+        #expect(
+            HookTrust.problem(argv: ["/usr/bin/env", "reload-service"])
                 == "/usr/bin/env finds its program through PATH: name the program's absolute path")
         let viaEnv = try scratch.program("via-env", text: "#!/usr/bin/env python3\n")
         #expect(HookTrust.problem(argv: [viaEnv]) == "\(viaEnv) is run by /usr/bin/env, which finds its program through PATH")

@@ -5,14 +5,17 @@ import Testing
 @Suite("Journal entries")
 struct JournalEntryTests {
     private func entry(_ metadata: Logger.Metadata, level: Logger.Level = .error) -> JournalEntry {
-        JournalEntry(level: level, message: "update failed", metadata: metadata, file: "StoreUpdater.swift",
-                     function: "update(_:)", line: 42)
+        JournalEntry(
+            level: level, message: "update failed", metadata: metadata, file: "StoreUpdater.swift",
+            function: "update(_:)", line: 42)
     }
 
     @Test("fields, priorities and message ids")
     func fields() {
-        let e = entry(["event": "update-failed", "store": "banking", "result": "http-error", "pins": "3",
-                       "next_update": "2026-11-29T00:00:00Z"])
+        let e = entry([
+            "event": "update-failed", "store": "banking", "result": "http-error", "pins": "3",
+            "next_update": "2026-11-29T00:00:00Z",
+        ])
         #expect(e["MESSAGE"] == "update failed next_update=2026-11-29T00:00:00Z pins=3 result=http-error store=banking")
         #expect(e["PRIORITY"] == "3")
         #expect(e["SYSLOG_IDENTIFIER"] == "pinkeeper")

@@ -19,7 +19,10 @@ struct JournalVectorTests {
         // Long enough that a copy cut at the NUL is far shorter than the length passed.
         let value = "a\u{0}" + String(repeating: "b", count: 200) + "\u{1b}é"
         let entry = JournalEntry(fields: [("MESSAGE", "hello"), ("PINKEEPER_NAME", value), ("PINKEEPER_EMPTY", "")])
-        #expect(Self.sentFields(entry) == [Array("MESSAGE=hello".utf8), Array("PINKEEPER_NAME=\(value)".utf8),
-                                           Array("PINKEEPER_EMPTY=".utf8)])
+        #expect(
+            Self.sentFields(entry) == [
+                Array("MESSAGE=hello".utf8), Array("PINKEEPER_NAME=\(value)".utf8),
+                Array("PINKEEPER_EMPTY=".utf8),
+            ])
     }
 }

@@ -61,8 +61,9 @@ struct LogInjectionTests {
 
     @Test("the console line for a hostile entry name is one line with the name escaped")
     func consoleLine() {
-        let line = ConsoleLogHandler.line(level: .error, message: "update failed",
-                                          metadata: ["store": "s", "reason": "\(Self.reason)", "event": "update-failed"])
+        let line = ConsoleLogHandler.line(
+            level: .error, message: "update failed",
+            metadata: ["store": "s", "reason": "\(Self.reason)", "event": "update-failed"])
         #expect(line == "error: update failed reason=\"the entry '\(Self.hostileEscaped)' (expires 1) has no signature\" store=s\n")
         #expect(line.filter { $0 == "\n" }.count == 1)
         #expect(!Self.hasControl(String(line.dropLast())))
@@ -76,9 +77,10 @@ struct LogInjectionTests {
 
     @Test("every journal field of a hostile entry is escaped, MESSAGE as on the console")
     func journalFields() {
-        let entry = JournalEntry(level: .error, message: "update failed",
-                                 metadata: ["store": "s", "reason": "\(Self.reason)", "name": "\(Self.hostile)"],
-                                 file: "F.swift", function: "f()", line: 1)
+        let entry = JournalEntry(
+            level: .error, message: "update failed",
+            metadata: ["store": "s", "reason": "\(Self.reason)", "name": "\(Self.hostile)"],
+            file: "F.swift", function: "f()", line: 1)
         #expect(entry["PINKEEPER_NAME"] == Self.hostileEscaped)
         #expect(entry["PINKEEPER_REASON"] == "the entry '\(Self.hostileEscaped)' (expires 1) has no signature")
         #expect(entry["MESSAGE"] == "update failed name=\"\(Self.hostileEscaped)\" reason=\"the entry '\(Self.hostileEscaped)' (expires 1) has no signature\" store=s")

@@ -15,11 +15,14 @@ struct MergeTests {
         PinMerger(mode: mode, verifier: try Vectors.verifierB(), expectedCommonNames: expected)
     }
 
-    static func merge(_ mode: ListMode = .static, cached: [Pin] = [], received: [Pin],
-                      domainsConfig: DomainsConfig? = nil, expected: [String]? = nil,
-                      responseKey: PublicKey? = nil) throws -> PinMerger.Outcome {
-        try merger(mode, expected: expected).merge(cached: cached, received: PinList(pins: received, domainsConfig: domainsConfig),
-                                                  responseKey: responseKey, now: now)
+    static func merge(
+        _ mode: ListMode = .static, cached: [Pin] = [], received: [Pin],
+        domainsConfig: DomainsConfig? = nil, expected: [String]? = nil,
+        responseKey: PublicKey? = nil
+    ) throws -> PinMerger.Outcome {
+        try merger(mode, expected: expected).merge(
+            cached: cached, received: PinList(pins: received, domainsConfig: domainsConfig),
+            responseKey: responseKey, now: now)
     }
 
     static func failure(_ mode: ListMode = .static, cached: [Pin] = [], received: [Pin]) throws -> UpdateFailure? {
@@ -168,8 +171,9 @@ struct MergeTests {
         let (_, valid) = try Vectors.staticList()
         let removed = Pins.make("gone.example.com", 0x0A, expires: Self.now + 1_000, signature: "x", key: "0123456789abcdef")
         let legacy = Pins.make("legacy.example.com", 0x0B, expires: Self.now + 1_000, signature: "x")
-        let outcome = try Self.merge(mode, cached: [removed, legacy, Self.cachedValid], received: [valid],
-                                     responseKey: try Vectors.keyB())
+        let outcome = try Self.merge(
+            mode, cached: [removed, legacy, Self.cachedValid], received: [valid],
+            responseKey: try Vectors.keyB())
         #expect(outcome.pins.map(\.name) == ["api.example.com", "cached.example.com"])
         #expect(outcome.pins.allSatisfy { $0.key == Self.keyB })
     }
@@ -214,8 +218,10 @@ struct MergeTests {
     // MARK: expected_common_names, empty results
 
     @Test func namesOutsideExpectedCommonNamesAreKeptButReported() throws {
-        let received = [Pins.make("b.example.com", 0x01, expires: Self.now + 10), Pins.make("z.example.com", 0x02, expires: Self.now + 10),
-                        Pins.make("a.example.com", 0x03, expires: Self.now + 10)]
+        let received = [
+            Pins.make("b.example.com", 0x01, expires: Self.now + 10), Pins.make("z.example.com", 0x02, expires: Self.now + 10),
+            Pins.make("a.example.com", 0x03, expires: Self.now + 10),
+        ]
         let outcome = try Self.merge(.challenge, received: received, expected: ["a.example.com"])
         #expect(outcome.unexpectedNames == ["b.example.com", "z.example.com"])
         #expect(outcome.pins.count == 3)
@@ -241,10 +247,14 @@ struct MergeTests {
     // MARK: Order
 
     @Test func outputIsSortedByNameThenLatestExpiryFirst() throws {
-        let cached = [Pins.make("b", 0x01, expires: Self.now + 10, key: Self.keyB),
-                      Pins.make("a", 0x02, expires: Self.now + 10, key: Self.keyB)]
-        let received = [Pins.make("b", 0x03, expires: Self.now + 30), Pins.make("a", 0x04, expires: Self.now + 20),
-                        Pins.make("c", 0x05, expires: Self.now + 5), Pins.make("a", 0x06, expires: Self.now + 40)]
+        let cached = [
+            Pins.make("b", 0x01, expires: Self.now + 10, key: Self.keyB),
+            Pins.make("a", 0x02, expires: Self.now + 10, key: Self.keyB),
+        ]
+        let received = [
+            Pins.make("b", 0x03, expires: Self.now + 30), Pins.make("a", 0x04, expires: Self.now + 20),
+            Pins.make("c", 0x05, expires: Self.now + 5), Pins.make("a", 0x06, expires: Self.now + 40),
+        ]
         let outcome = try Self.merge(.challenge, cached: cached, received: received)
         #expect(outcome.pins.map(\.name) == ["a", "a", "a", "b", "b", "c"])
         #expect(outcome.pins.map(\.expires) == [40, 20, 10, 30, 10, 5].map { Self.now + $0 })

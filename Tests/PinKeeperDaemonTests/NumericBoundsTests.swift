@@ -57,8 +57,9 @@ struct NumericBoundsTests {
     func expectRefused(_ placement: Placement, _ value: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         for inDefaults in placement.topLevel ? [false] : [false, true] {
             let loaded = try load(placement, value, inDefaults: inDefaults)
-            try ConfigTests.expectError(loaded, store: placement.topLevel || inDefaults ? nil : "banking", key: placement.key.name,
-                                        placement.key.problem, sourceLocation: sourceLocation)
+            try ConfigTests.expectError(
+                loaded, store: placement.topLevel || inDefaults ? nil : "banking", key: placement.key.name,
+                placement.key.problem, sourceLocation: sourceLocation)
         }
     }
 
@@ -69,24 +70,28 @@ struct NumericBoundsTests {
         let bounded = Set(NumericKeys.all.map(\.name))
         // 30 is inside every numeric key's range and keeps retry_max >= the default retry_min.
         for key in ConfigLoader.topLevelKeys + PolicyKeys.all + ProbeKeys.all {
-            let text = ConfigLoader.topLevelKeys.contains(key) ? "\(key) = 30\n" + ConfigTests.store()
+            let text =
+                ConfigLoader.topLevelKeys.contains(key)
+                ? "\(key) = 30\n" + ConfigTests.store()
                 : ConfigTests.store("banking", "\(key) = 30")
             let accepted = (try ConfigTests.load(text)).error == nil
             #expect(accepted == bounded.contains(key), "\(key) = 30 was \(accepted ? "accepted" : "refused")")
         }
     }
 
-    @Test("the documented bounds", arguments: [
-        ("periodic_update_interval", "must be a duration from 1s to 365d"),
-        ("expiration_update_threshold", "must be a duration from 0s to 365d"),
-        ("request_timeout", "must be a duration from 1s to 1h"),
-        ("max_response_size", "must be a size from 1B to 32MiB"),
-        ("retry_min", "must be a duration from 1s to 365d"),
-        ("retry_max", "must be a duration from 1s to 365d"),
-        ("hook_timeout", "must be a duration from 1s to 10m"),
-        ("probe_interval", "must be a duration from 10s to 365d"),
-        ("concurrency", "must be an integer from 1 to 64"),
-    ])
+    @Test(
+        "the documented bounds",
+        arguments: [
+            ("periodic_update_interval", "must be a duration from 1s to 365d"),
+            ("expiration_update_threshold", "must be a duration from 0s to 365d"),
+            ("request_timeout", "must be a duration from 1s to 1h"),
+            ("max_response_size", "must be a size from 1B to 32MiB"),
+            ("retry_min", "must be a duration from 1s to 365d"),
+            ("retry_max", "must be a duration from 1s to 365d"),
+            ("hook_timeout", "must be a duration from 1s to 10m"),
+            ("probe_interval", "must be a duration from 10s to 365d"),
+            ("concurrency", "must be an integer from 1 to 64"),
+        ])
     func documentedBounds(_ name: String, _ message: String) throws {
         let key = try #require(NumericKeys.all.first { $0.name == name })
         #expect(key.problem.hasPrefix(message), "\(key.problem)")
@@ -112,8 +117,9 @@ struct NumericBoundsTests {
         }
     }
 
-    @Test("bound + 1, bound - 1, negatives, Int64's extremes and overlong unit strings are refused in one line",
-          arguments: placements)
+    @Test(
+        "bound + 1, bound - 1, negatives, Int64's extremes and overlong unit strings are refused in one line",
+        arguments: placements)
     func outOfRangeRefused(_ placement: Placement) throws {
         let range = placement.key.range
         var values = ["\(range.upperBound + 1)", "\(range.lowerBound - 1)", "-1", "\(Int64.max)", "\(Int64.min)"]
@@ -144,8 +150,9 @@ struct NumericBoundsTests {
     @Test("import and check-config with max_response_size = Int64.max: exit 78 and one line, no crash")
     func importRegression() throws {
         let sandbox = try Sandbox()
-        let config = try sandbox.writeConfig([("s", "https://127.0.0.1:1/s", "static")],
-                                             storeExtra: "max_response_size = 9223372036854775807")
+        let config = try sandbox.writeConfig(
+            [("s", "https://127.0.0.1:1/s", "static")],
+            storeExtra: "max_response_size = 9223372036854775807")
         let list = sandbox.root.appendingPathComponent("list.json")
         try Data(#"{"fingerprints":[]}"#.utf8).write(to: list)
         for arguments in [["import", "--config", config, "--store", "s", list.path], ["check-config", "--config", config]] {
@@ -212,16 +219,22 @@ enum NumericFuzz {
         let policy = store.policy
         let random = Random(fraction: Double.random(in: 0...1, using: &generator))
         for now in [Int64(0), 1_750_000_000, Int64.max] {
-            let pins = [Pin(name: "a", fingerprint: [UInt8](repeating: 1, count: 32),
-                            expires: now.saturatingAdding(Int64.random(in: 1...Int64.max, using: &generator)))]
+            let pins = [
+                Pin(
+                    name: "a", fingerprint: [UInt8](repeating: 1, count: 32),
+                    expires: now.saturatingAdding(Int64.random(in: 1...Int64.max, using: &generator)))
+            ]
             precondition(NextUpdate.scheduled(pins: pins, now: now, policy: policy, random: random, catchingUp: true) >= now)
             for failures in [1, 2, 30, 41, Int.max] {
-                precondition(Backoff.retryAt(now: now, failures: failures, policy: policy, retryAfter: .max,
-                                             regularUpdate: nil, random: random) >= now)
+                precondition(
+                    Backoff.retryAt(
+                        now: now, failures: failures, policy: policy, retryAfter: .max,
+                        regularUpdate: nil, random: random) >= now)
             }
             _ = DueTime.of(cache: nil, state: StoreState(), policy: policy, now: now)
-            _ = StoreHealth.of(validPins: 1, lastResult: .ok, lastSuccess: 0, now: now,
-                               periodicUpdateInterval: policy.periodicUpdateInterval)
+            _ = StoreHealth.of(
+                validPins: 1, lastResult: .ok, lastSuccess: 0, now: now,
+                periodicUpdateInterval: policy.periodicUpdateInterval)
             precondition(ProbeRunner.nextProbe(now: now, interval: store.probe.interval, random: random) >= now)
         }
         let limits = CurlTransfer.timeLimits(seconds: policy.requestTimeout)

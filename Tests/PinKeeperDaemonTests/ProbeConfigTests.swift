@@ -29,14 +29,21 @@ struct ProbeConfigTests {
             probe_ca_file = "$DIR/probe-ca.pem"
             probe_connect_to = { "api.example.com:443" = "10.0.0.5" }
 
-            """ + ConfigTests.store("banking") + ConfigTests.store("shop", """
-            probe = ["shop.example.com:8443"]
-            probe_interval = 7200
-            """)
+            """ + ConfigTests.store("banking")
+            + ConfigTests.store(
+                "shop",
+                """
+                probe = ["shop.example.com:8443"]
+                probe_interval = 7200
+                """)
         let config = try load(main, files: ["probe-ca.pem": "pem"]).config()
         let banking = try #require(config.store("banking")).probe
-        #expect(banking.targets == [ProbeTarget(endpoint: Endpoint(host: "api.example.com", port: 443),
-                                                connectTo: Endpoint(host: "10.0.0.5", port: 443))])
+        #expect(
+            banking.targets == [
+                ProbeTarget(
+                    endpoint: Endpoint(host: "api.example.com", port: 443),
+                    connectTo: Endpoint(host: "10.0.0.5", port: 443))
+            ])
         #expect(banking.interval == 900)
         #expect(banking.caFile?.hasSuffix("/probe-ca.pem") == true)
         let shop = try #require(config.store("shop")).probe
@@ -48,10 +55,14 @@ struct ProbeConfigTests {
 
     @Test("probe_connect_to: the target's port unless the address gives one; IPv6 in brackets")
     func connectTo() throws {
-        let config = try load(ConfigTests.store("banking", """
-            probe = ["api.example.com", "pay.example.com:8443"]
-            probe_connect_to = { "api.example.com:443" = "[fd00::5]:9443", "pay.example.com:8443" = "internal.lan" }
-            """)).config()
+        let config = try load(
+            ConfigTests.store(
+                "banking",
+                """
+                probe = ["api.example.com", "pay.example.com:8443"]
+                probe_connect_to = { "api.example.com:443" = "[fd00::5]:9443", "pay.example.com:8443" = "internal.lan" }
+                """)
+        ).config()
         let targets = try #require(config.store("banking")).probe.targets
         #expect(targets.map { $0.connectTo?.description } == ["[fd00::5]:9443", "internal.lan:8443"])
     }
@@ -68,15 +79,23 @@ struct ProbeConfigTests {
         ("probe_ca_file = \"relative.pem\"", "probe_ca_file", "must be an absolute path"),
         ("probe_ca_file = \"/nonexistent/ca.pem\"", "probe_ca_file", "/nonexistent/ca.pem does not exist"),
         ("probe = [\"api.example.com\"]\nprobe_connect_to = \"10.0.0.5\"", "probe_connect_to", "must be a table"),
-        ("probe = [\"api.example.com\"]\nprobe_connect_to = { \"api.example.com\" = 5 }", "probe_connect_to",
-         "the value for \"api.example.com\" must be a string"),
-        ("probe = [\"api.example.com\"]\nprobe_connect_to = { \"api.example.com\" = \"a b\" }", "probe_connect_to",
-         "the value for \"api.example.com\""),
+        (
+            "probe = [\"api.example.com\"]\nprobe_connect_to = { \"api.example.com\" = 5 }", "probe_connect_to",
+            "the value for \"api.example.com\" must be a string"
+        ),
+        (
+            "probe = [\"api.example.com\"]\nprobe_connect_to = { \"api.example.com\" = \"a b\" }", "probe_connect_to",
+            "the value for \"api.example.com\""
+        ),
         // A typo must not silently probe the public address instead.
-        ("probe = [\"api.example.com\"]\nprobe_connect_to = { \"api.exmaple.com:443\" = \"10.0.0.5\" }", "probe_connect_to",
-         "\"api.exmaple.com:443\" names no probe target of this store; its probe targets are api.example.com:443"),
-        ("probe = [\"api.example.com:8443\"]\nprobe_connect_to = { \"api.example.com\" = \"10.0.0.5\" }", "probe_connect_to",
-         "\"api.example.com:443\" names no probe target"),
+        (
+            "probe = [\"api.example.com\"]\nprobe_connect_to = { \"api.exmaple.com:443\" = \"10.0.0.5\" }", "probe_connect_to",
+            "\"api.exmaple.com:443\" names no probe target of this store; its probe targets are api.example.com:443"
+        ),
+        (
+            "probe = [\"api.example.com:8443\"]\nprobe_connect_to = { \"api.example.com\" = \"10.0.0.5\" }", "probe_connect_to",
+            "\"api.example.com:443\" names no probe target"
+        ),
         ("probe_connect_to = { \"api.example.com\" = \"10.0.0.5\" }", "probe_connect_to", "the store has no probe targets"),
     ]
 
@@ -101,8 +120,10 @@ struct ProbeConfigTests {
         #expect(Endpoint.parse("::1") == Endpoint(host: "::1", port: 443))
         #expect(Endpoint.parse("[::1]:8443") == Endpoint(host: "::1", port: 8443))
         #expect(Endpoint.parse("api.example.com", defaultPort: 8443)?.port == 8443)
-        for bad in ["", ":443", "host:", "host:65536", "[::1", "[api.example.com]:443", "[::1]8443", "a/b", "-x.example.com",
-                    "user@host", String(repeating: "a", count: 254)] {
+        for bad in [
+            "", ":443", "host:", "host:65536", "[::1", "[api.example.com]:443", "[::1]8443", "a/b", "-x.example.com",
+            "user@host", String(repeating: "a", count: 254),
+        ] {
             #expect(Endpoint.parse(bad) == nil, "\(bad)")
         }
     }

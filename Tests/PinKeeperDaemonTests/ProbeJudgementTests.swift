@@ -19,7 +19,8 @@ struct ProbeJudgementTests {
         pki.leaf("next", issuer: "intermediate", host: name)
         let read = { (part: String) -> Certificate in
             guard let data = FileManager.default.contents(atPath: pki.pem(part)),
-                  let certificate = try? Certificate.chain(from: Array(data)).first else { preconditionFailure("cannot read \(part)") }
+                let certificate = try? Certificate.chain(from: Array(data)).first
+            else { preconditionFailure("cannot read \(part)") }
             return certificate
         }
         return (["leaf", "intermediate", "root"].map(read), read("next"))
@@ -30,8 +31,10 @@ struct ProbeJudgementTests {
     static let other: [UInt8] = [UInt8](repeating: 7, count: 32)
     static let hour: Int64 = 3_600, day: Int64 = 86_400
 
-    private func judge(_ pins: [Pin], threshold: Int64 = hour, expected: [String]? = nil,
-                       domainsConfig: DomainsConfig? = nil) throws -> (ProbeOutcome, String) {
+    private func judge(
+        _ pins: [Pin], threshold: Int64 = hour, expected: [String]? = nil,
+        domainsConfig: DomainsConfig? = nil
+    ) throws -> (ProbeOutcome, String) {
         let world = try ReaderWorld()
         try world.publish("api", pins, domainsConfig: domainsConfig)
         let reader = try CacheReader(store: "api", cacheDirectory: world.cache.path, expectedCommonNames: expected)
@@ -109,7 +112,8 @@ struct ProbeJudgementTests {
         let threshold = 2 * Self.day  // the test certificates live one day
         let alone = try judge([pin(Self.leaf.fingerprint)], threshold: threshold)
         #expect(alone.0 == .expiring)
-        #expect(alone.1 == "the served certificate expires \(Timestamp.iso(Self.leafExpiry)), within expiration_update_threshold, "
+        #expect(
+            alone.1 == "the served certificate expires \(Timestamp.iso(Self.leafExpiry)), within expiration_update_threshold, "
                 + "and no replacement certificate is pinned for '\(Self.name)'")
 
         let next = Self.certificates.next

@@ -26,8 +26,9 @@ struct ProbeRunnerTests {
         #expect(entries.count == 1)
         let entry = try #require(entries.first)
         #expect(entry.level == .error)
-        let journal = JournalEntry(level: entry.level, message: entry.message,
-                                   metadata: entry.metadata.mapValues { .string($0) }, file: "", function: "", line: 0)
+        let journal = JournalEntry(
+            level: entry.level, message: entry.message,
+            metadata: entry.metadata.mapValues { .string($0) }, file: "", function: "", line: 0)
         #expect(journal["MESSAGE_ID"] == LogEventID.probeUnpinned.messageID)
         #expect(journal["PRIORITY"] == "3")
         #expect(journal["PINKEEPER_STORE"] == "api")
@@ -67,11 +68,15 @@ struct ProbeRunnerTests {
         let record = ProbeRecord(target: "a.example.com:443", outcome: .pinned, checked: 100, reason: "")
         try state.save(StoreProbes(next: 5_000, targets: [record]), store: "same")
         try state.save(StoreProbes(next: 5_000, targets: [record]), store: "changed")
-        let schedule = ProbeSchedule(configuration: config([store("same", targets: ["a.example.com"]),
-                                                            store("changed", targets: ["a.example.com", "b.example.com"]),
-                                                            store("new", targets: ["c.example.com"]),
-                                                            store("none", targets: [])], state: world.state.path),
-                                     state: state, now: 1_000)
+        let schedule = ProbeSchedule(
+            configuration: config(
+                [
+                    store("same", targets: ["a.example.com"]),
+                    store("changed", targets: ["a.example.com", "b.example.com"]),
+                    store("new", targets: ["c.example.com"]),
+                    store("none", targets: []),
+                ], state: world.state.path),
+            state: state, now: 1_000)
         #expect(schedule.due == ["same": 5_000, "changed": 1_000, "new": 1_000])
         #expect(schedule.nextDue == 1_000)
     }
@@ -79,17 +84,29 @@ struct ProbeRunnerTests {
     @Test("a reload probes changed stores now, keeps the others' times and drops stores without targets")
     func reload() throws {
         let world = try ReaderWorld()
-        let old = config([store("kept", targets: ["a.example.com"]), store("changed", targets: ["b.example.com"]),
-                          store("dropped", targets: ["c.example.com"])], state: world.state.path)
+        let old = config(
+            [
+                store("kept", targets: ["a.example.com"]), store("changed", targets: ["b.example.com"]),
+                store("dropped", targets: ["c.example.com"]),
+            ], state: world.state.path)
         let state = ProbeStateDirectory(path: world.state.path)
         for id in ["kept", "changed", "dropped"] {
-            try state.save(StoreProbes(next: 9_000, targets: [ProbeRecord(target: old.store(id)!.probe.targets[0].id, outcome: .pinned,
-                                                                           checked: 1, reason: "")]), store: id)
+            try state.save(
+                StoreProbes(
+                    next: 9_000,
+                    targets: [
+                        ProbeRecord(
+                            target: old.store(id)!.probe.targets[0].id, outcome: .pinned,
+                            checked: 1, reason: "")
+                    ]), store: id)
         }
         var schedule = ProbeSchedule(configuration: old, state: state, now: 1_000)
         #expect(schedule.due == ["kept": 9_000, "changed": 9_000, "dropped": 9_000])
-        let fresh = config([store("kept", targets: ["a.example.com"]), store("changed", targets: ["b.example.com"], interval: 60),
-                            store("dropped", targets: [])], state: world.state.path)
+        let fresh = config(
+            [
+                store("kept", targets: ["a.example.com"]), store("changed", targets: ["b.example.com"], interval: 60),
+                store("dropped", targets: []),
+            ], state: world.state.path)
         schedule.reconfigure(from: old, to: fresh, now: 2_000)
         #expect(schedule.due == ["kept": 9_000, "changed": 2_000])
         schedule.probeNow(now: 3_000)

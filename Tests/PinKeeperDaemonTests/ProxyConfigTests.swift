@@ -29,19 +29,20 @@ struct ProxyConfigTests {
         #expect(after != before)
     }
 
-    @Test("rejected values: one line naming file, store and key, without the credentials",
-          arguments: [
-              ("\"socks5://alice:s3cret@proxy.example:1080\"", "only http:// proxies are supported"),
-              ("\"https://alice:s3cret@proxy.example:443\"", "only http:// proxies are supported"),
-              ("\"proxy.example:3128\"", "must be \"\" or an http:// URL"),
-              ("\"http://alice:s3cret@proxy.example\"", "must name the proxy's port"),
-              ("\"http://alice:s3cret@proxy.example:0\"", "must name the proxy's port"),
-              ("\"http://alice:s3cret@:3128\"", "is not a valid URL"),
-              ("\"http://alice:s3cret@proxy.example:3128/path\"", "must not have a path"),
-              ("\"http://alice:s3cret@proxy.example:3128?x=1\"", "must not have a path"),
-              ("\"http://alice:s3 cret@proxy.example:3128\"", "must not contain spaces"),
-              ("3128", "must be a string"),
-          ])
+    @Test(
+        "rejected values: one line naming file, store and key, without the credentials",
+        arguments: [
+            ("\"socks5://alice:s3cret@proxy.example:1080\"", "only http:// proxies are supported"),
+            ("\"https://alice:s3cret@proxy.example:443\"", "only http:// proxies are supported"),
+            ("\"proxy.example:3128\"", "must be \"\" or an http:// URL"),
+            ("\"http://alice:s3cret@proxy.example\"", "must name the proxy's port"),
+            ("\"http://alice:s3cret@proxy.example:0\"", "must name the proxy's port"),
+            ("\"http://alice:s3cret@:3128\"", "is not a valid URL"),
+            ("\"http://alice:s3cret@proxy.example:3128/path\"", "must not have a path"),
+            ("\"http://alice:s3cret@proxy.example:3128?x=1\"", "must not have a path"),
+            ("\"http://alice:s3 cret@proxy.example:3128\"", "must not contain spaces"),
+            ("3128", "must be a string"),
+        ])
     func rejected(value: String, problem: String) throws {
         for (defaults, store) in [(nil, "proxy = \(value)"), ("proxy = \(value)", "")] {
             let loaded = try load(defaults: defaults, store: store)

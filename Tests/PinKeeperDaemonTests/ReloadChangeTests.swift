@@ -49,11 +49,13 @@ struct ReloadChangeTests {
         return try #require(try ConfigTests.load(table, files: files).config().stores.first)
     }
 
-    @Test("each store key: a changed value makes the store differ unless the key is fetch-neutral",
-          arguments: StoreParser.keys)
+    @Test(
+        "each store key: a changed value makes the store differ unless the key is fetch-neutral",
+        arguments: StoreParser.keys)
     func storeKeyCountsForAReload(key: String) throws {
-        try #require(Self.samples[key] != nil,
-                     "no sample for the store key '\(key)': add one, and decide whether a change must make a reload fetch the store")
+        try #require(
+            Self.samples[key] != nil,
+            "no sample for the store key '\(key)': add one, and decide whether a change must make a reload fetch the store")
         let before = try Self.store(setting: nil), after = try Self.store(setting: key)
         #expect(String(describing: after) != String(describing: before), "the sample for '\(key)' changes nothing")
         #expect((after != before) == !Self.fetchNeutral.contains(key))

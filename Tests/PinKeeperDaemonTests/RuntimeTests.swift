@@ -23,7 +23,11 @@ struct RuntimeTests {
                 for i in 0..<20 {
                     group.addTask {
                         let inner = await withTaskGroup(of: Int.self) { nested in
-                            for j in 0..<5 { nested.addTask { names.withLock { _ = $0.insert(Self.threadName()) }; return i * j } }
+                            for j in 0..<5 {
+                                nested.addTask {
+                                    names.withLock { _ = $0.insert(Self.threadName()) }; return i * j
+                                }
+                            }
                             return await nested.reduce(0, +)
                         }
                         await tally.add(inner)
@@ -33,14 +37,16 @@ struct RuntimeTests {
             return await tally.count
         }.value
         #expect(total == (0..<20).reduce(0) { $0 + $1 * 10 })
-        #expect(names.withLock { $0 } == ["pk-test-pool"], "ran on \(names.withLock { $0 })")  
+        #expect(names.withLock { $0 } == ["pk-test-pool"], "ran on \(names.withLock { $0 })")
     }
 
     @Test("a continuation resumed from a foreign thread continues on the pool")
     func foreignResume() async throws {
         let name = await Task(executorPreference: Self.pool) {
             let value: Int = await withCheckedContinuation { continuation in
-                BlockingWork.start(named: "foreign") { usleep(20_000); continuation.resume(returning: 42) }
+                BlockingWork.start(named: "foreign") {
+                    usleep(20_000); continuation.resume(returning: 42)
+                }
             }
             return "\(value) \(Self.threadName())"
         }.value
@@ -50,7 +56,10 @@ struct RuntimeTests {
     @Test("runBlocking returns the value or rethrows the error, from a thread outside the pool")
     func runBlocking() throws {
         struct Failure: Error, Equatable {}
-        #expect(try Self.pool.runBlocking { try await ThreadSleep.sleep(for: .milliseconds(5)); return 7 } == 7)
+        #expect(
+            try Self.pool.runBlocking {
+                try await ThreadSleep.sleep(for: .milliseconds(5)); return 7
+            } == 7)
         #expect(throws: Failure()) { try Self.pool.runBlocking { () async throws -> Int in throw Failure() } }
     }
 
@@ -156,8 +165,10 @@ struct RuntimeTests {
             }
             let numbers = (fields["it_value"] ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "()"))
                 .split(separator: ",").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
-            return (fields["clockid"].flatMap { Int32($0) },
-                    numbers.count == 2 ? .seconds(numbers[0]) + .nanoseconds(numbers[1]) : nil)
+            return (
+                fields["clockid"].flatMap { Int32($0) },
+                numbers.count == 2 ? .seconds(numbers[0]) + .nanoseconds(numbers[1]) : nil
+            )
         }
         // Other tests' shorter sleeps may come first (the timer is set for the earliest deadline),
         // and a timer that just fired reads as disarmed until the thread has set the next one.

@@ -46,9 +46,10 @@ struct SchedulerCase: Sendable, CustomTestStringConvertible {
                 var policy = UpdatePolicy()
                 policy.periodicUpdateInterval = group.periodicUpdateInterval
                 policy.expirationUpdateThreshold = group.expirationUpdateThreshold
-                return SchedulerCase(group: group.name, test: item.test,
-                                     certificates: item.certificates.map { ($0.name, $0.expires) },
-                                     now: item.now, expectedInterval: item.expectedInterval, policy: policy)
+                return SchedulerCase(
+                    group: group.name, test: item.test,
+                    certificates: item.certificates.map { ($0.name, $0.expires) },
+                    now: item.now, expectedInterval: item.expectedInterval, policy: policy)
             }
         }
     }()
@@ -121,10 +122,13 @@ struct SchedulerTests {
 
     // MARK: Backoff.retryAt
 
-    static func retry(failures: Int, random: FixedRandom = .zero, retryAfter: Int64? = nil,
-                      regularUpdate: Int64? = nil, policy: UpdatePolicy = policy()) -> Int64 {
-        Backoff.retryAt(now: now, failures: failures, policy: policy, retryAfter: retryAfter,
-                        regularUpdate: regularUpdate, random: random) - now
+    static func retry(
+        failures: Int, random: FixedRandom = .zero, retryAfter: Int64? = nil,
+        regularUpdate: Int64? = nil, policy: UpdatePolicy = policy()
+    ) -> Int64 {
+        Backoff.retryAt(
+            now: now, failures: failures, policy: policy, retryAfter: retryAfter,
+            regularUpdate: regularUpdate, random: random) - now
     }
 
     @Test func delayDoublesFromRetryMinUpToRetryMax() {
@@ -174,9 +178,11 @@ struct SchedulerTests {
     // MARK: DueTime.of
 
     static func cache(pins: [Pin], nextUpdate: Int64) -> CacheFile {
-        CacheFile(list: PinList(pins: pins),
-                  metadata: .init(store: "banking", source: "https://example.com/list", updated: now - 60,
-                                  nextUpdate: nextUpdate))
+        CacheFile(
+            list: PinList(pins: pins),
+            metadata: .init(
+                store: "banking", source: "https://example.com/list", updated: now - 60,
+                nextUpdate: nextUpdate))
     }
 
     static let validPin = Pins.make("api.example.com", expires: now + 30 * day)
@@ -226,8 +232,9 @@ struct SchedulerTests {
     static let periodic: Int64 = 7 * day
 
     static func health(pins: Int, _ result: UpdateResult?, lastSuccess: Int64?) -> StoreHealth {
-        StoreHealth.of(validPins: pins, lastResult: result, lastSuccess: lastSuccess, now: now,
-                       periodicUpdateInterval: periodic)
+        StoreHealth.of(
+            validPins: pins, lastResult: result, lastSuccess: lastSuccess, now: now,
+            periodicUpdateInterval: periodic)
     }
 
     @Test func healthHasFourStates() {
@@ -245,21 +252,24 @@ struct SchedulerTests {
     }
 
     @Test func statusLineSummarisesStoresAndNamesTheWorst() {
-        let line = StatusLine.make([
-            .init(store: "alpha", health: .fresh, reason: nil),
-            .init(store: "banking", health: .failing, reason: "invalid-signature"),
-            .init(store: "zeta", health: .fresh, reason: nil),
-        ], nextUpdateIn: 5 * 3_600)
+        let line = StatusLine.make(
+            [
+                .init(store: "alpha", health: .fresh, reason: nil),
+                .init(store: "banking", health: .failing, reason: "invalid-signature"),
+                .init(store: "zeta", health: .fresh, reason: nil),
+            ], nextUpdateIn: 5 * 3_600)
         #expect(line == "3 stores: 2 fresh, 1 failing (banking: invalid-signature); next update in 5h")
     }
 
     @Test func statusLineVariants() {
         #expect(StatusLine.make([], nextUpdateIn: 60) == "no stores configured")
         #expect(StatusLine.make([.init(store: "a", health: .fresh, reason: nil)], nextUpdateIn: nil) == "1 store: 1 fresh")
-        #expect(StatusLine.make([
-            .init(store: "a", health: .stale, reason: nil),
-            .init(store: "b", health: .empty, reason: nil),
-        ], nextUpdateIn: 90) == "2 stores: 1 stale, 1 empty (b: empty); next update in 1m 30s")
+        #expect(
+            StatusLine.make(
+                [
+                    .init(store: "a", health: .stale, reason: nil),
+                    .init(store: "b", health: .empty, reason: nil),
+                ], nextUpdateIn: 90) == "2 stores: 1 stale, 1 empty (b: empty); next update in 1m 30s")
     }
 }
 
@@ -289,8 +299,9 @@ struct CatchUpSplayTests {
     func catchUpCases() throws {
         let store = StoreConfig(id: "s", url: "https://example.com", publicKeys: [])
         func cache(nextUpdate: Int64, expires: Int64 = 4_102_444_800) -> CacheFile {
-            CacheFile(list: PinList(pins: [Pin(name: "a", fingerprint: [UInt8](repeating: 1, count: 32), expires: expires)]),
-                      metadata: .init(store: "s", source: "https://example.com", updated: 0, nextUpdate: nextUpdate))
+            CacheFile(
+                list: PinList(pins: [Pin(name: "a", fingerprint: [UInt8](repeating: 1, count: 32), expires: expires)]),
+                metadata: .init(store: "s", source: "https://example.com", updated: 0, nextUpdate: nextUpdate))
         }
         let now: Int64 = 1_000_000
         #expect(StoreUpdater.isCatchUp(nil, store: store, now: now))

@@ -122,8 +122,9 @@ struct SignatureVectorTests {
     @Test(arguments: ChallengeCase.all)
     func challengeV1Case(_ item: ChallengeCase) throws {
         let body = try #require(Data(base64Encoded: item.body_b64))
-        let valid = try Vectors.verifierB().verifyChallengeResponse(challenge: item.challenge, body: body,
-                                                                    signatureBase64: item.signature)
+        let valid = try Vectors.verifierB().verifyChallengeResponse(
+            challenge: item.challenge, body: body,
+            signatureBase64: item.signature)
         #expect(valid == item.expect_valid)
     }
 

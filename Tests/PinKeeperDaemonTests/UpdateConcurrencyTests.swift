@@ -42,22 +42,25 @@ struct UpdateConcurrencyTests {
 
     static func configuration(stores count: Int, concurrency: Int, root: URL) throws -> Configuration {
         let stores = try (1...count).map { index in
-            var store = StoreConfig(id: "s\(index)", url: "https://127.0.0.1:1/s\(index)", publicKeys: [try Vectors.keyA()],
-                                    mode: .static)
+            var store = StoreConfig(
+                id: "s\(index)", url: "https://127.0.0.1:1/s\(index)", publicKeys: [try Vectors.keyA()],
+                mode: .static)
             // No retry may fall due while a test runs, however slow the machine: only the passes it starts count.
             (store.policy.retryMin, store.policy.retryMax) = (3600, 7200)
             return store
         }
-        let configuration = Configuration(cacheDirectory: root.appendingPathComponent("cache").path,
-                                          stateDirectory: root.appendingPathComponent("state").path,
-                                          concurrency: concurrency, stores: stores, sources: [])
+        let configuration = Configuration(
+            cacheDirectory: root.appendingPathComponent("cache").path,
+            stateDirectory: root.appendingPathComponent("state").path,
+            concurrency: concurrency, stores: stores, sources: [])
         try DataDirectories.prepare(configuration)  // as `run` and `update` do: the store locks live there
         return configuration
     }
 
     static func updater(_ configuration: Configuration, _ gauge: Gauge) -> StoreUpdater {
-        StoreUpdater(fetcher: GaugedFetcher(gauge: gauge), cache: CacheDirectory(path: configuration.cacheDirectory),
-                     state: StateDirectory(path: configuration.stateDirectory), logger: quiet)
+        StoreUpdater(
+            fetcher: GaugedFetcher(gauge: gauge), cache: CacheDirectory(path: configuration.cacheDirectory),
+            state: StateDirectory(path: configuration.stateDirectory), logger: quiet)
     }
 
     @Test func oneShotUpdateFetchesAtMostTheConfiguredNumberAtOnce() async throws {
@@ -65,8 +68,9 @@ struct UpdateConcurrencyTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let configuration = try Self.configuration(stores: 7, concurrency: 3, root: root)
         let gauge = Gauge()
-        let lines = await OneShotUpdate.run(configuration: configuration, storeIDs: [], force: true,
-                                            updater: Self.updater(configuration, gauge))
+        let lines = await OneShotUpdate.run(
+            configuration: configuration, storeIDs: [], force: true,
+            updater: Self.updater(configuration, gauge))
         #expect(lines.count == 7)
         #expect(await gauge.total == 7)
         #expect(await gauge.peak == 3)
@@ -81,8 +85,9 @@ struct UpdateConcurrencyTests {
         let gauge = Gauge()
         let (messages, sink) = AsyncStream.makeStream(of: String.self)
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
-        let daemon = Daemon(configuration: before, reload: { .success(after) },
-                            makeUpdater: { Self.updater($0, gauge) }, notifier: StreamNotifier(sink: sink), logger: Self.quiet)
+        let daemon = Daemon(
+            configuration: before, reload: { .success(after) },
+            makeUpdater: { Self.updater($0, gauge) }, notifier: StreamNotifier(sink: sink), logger: Self.quiet)
         let running = Task { await daemon.run(triggers: triggers) }
         var notifications = messages.makeAsyncIterator()
 

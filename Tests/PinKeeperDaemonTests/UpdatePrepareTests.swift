@@ -24,17 +24,21 @@ struct UpdatePrepareTests {
 
     static let quiet = Logger(label: "prepare-test") { _ in SwiftLogNoOpLogHandler() }
 
-    static func run(stores: [StoreConfig], force: Bool, root: URL,
-                    publish: (CacheDirectory) throws -> Void = { _ in }) async throws -> ([OneShotUpdate.Line], [String]) {
-        let configuration = Configuration(cacheDirectory: root.appendingPathComponent("cache").path,
-                                          stateDirectory: root.appendingPathComponent("state").path,
-                                          stores: stores, sources: [])
+    static func run(
+        stores: [StoreConfig], force: Bool, root: URL,
+        publish: (CacheDirectory) throws -> Void = { _ in }
+    ) async throws -> ([OneShotUpdate.Line], [String]) {
+        let configuration = Configuration(
+            cacheDirectory: root.appendingPathComponent("cache").path,
+            stateDirectory: root.appendingPathComponent("state").path,
+            stores: stores, sources: [])
         try DataDirectories.prepare(configuration)
         let cache = CacheDirectory(path: configuration.cacheDirectory)
         try publish(cache)
         let fetcher = RecordingFetcher()
-        let updater = StoreUpdater(fetcher: fetcher, cache: cache, state: StateDirectory(path: configuration.stateDirectory),
-                                   logger: quiet)
+        let updater = StoreUpdater(
+            fetcher: fetcher, cache: cache, state: StateDirectory(path: configuration.stateDirectory),
+            logger: quiet)
         let lines = await OneShotUpdate.run(configuration: configuration, storeIDs: [], force: force, updater: updater)
         return (lines, fetcher.events.withLock { $0 })
     }
@@ -67,8 +71,9 @@ struct UpdatePrepareTests {
         let store = try Self.stores(1)[0]
         let (lines, events) = try await Self.run(stores: [store], force: true, root: root) { _ in
             // A directory where the lock file should be: opening it fails.
-            try FileManager.default.createDirectory(atPath: root.appendingPathComponent("state/\(store.id).lock").path,
-                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: root.appendingPathComponent("state/\(store.id).lock").path,
+                withIntermediateDirectories: true)
         }
         #expect(lines.count == 1 && lines[0].failed)
         #expect(events == ["prepare", "finished"])
@@ -80,11 +85,15 @@ struct UpdatePrepareTests {
         let store = try Self.stores(1)[0]
         let now = Int64(Date().timeIntervalSince1970)
         let (lines, events) = try await Self.run(stores: [store], force: false, root: root) { cache in
-            let pin = Pin(name: "a", fingerprint: [UInt8](repeating: 1, count: 32), expires: now + 30 * 86_400,
-                          key: store.publicKeys[0].id)
-            try cache.publish(CacheFile(list: PinList(pins: [pin]),
-                                        metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: now + 86_400,
-                                                        mode: store.mode)))
+            let pin = Pin(
+                name: "a", fingerprint: [UInt8](repeating: 1, count: 32), expires: now + 30 * 86_400,
+                key: store.publicKeys[0].id)
+            try cache.publish(
+                CacheFile(
+                    list: PinList(pins: [pin]),
+                    metadata: .init(
+                        store: store.id, source: store.url, updated: now, nextUpdate: now + 86_400,
+                        mode: store.mode)))
         }
         #expect(lines.map(\.result) == ["fresh"])
         #expect(events.isEmpty)

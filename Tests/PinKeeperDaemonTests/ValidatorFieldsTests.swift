@@ -7,16 +7,20 @@ import Testing
 /// header values may, so that neither a hostile server nor an edited state file can add headers.
 @Suite("ETag and Last-Modified are sent back only when valid")
 struct ValidatorFieldsTests {
-    @Test(arguments: ["\"abc\"", "W/\"abc\"", "\"\"", "W/\"\"", "\"a!#$%&'()*+,-./09:;<=>?@AZ[\\]^_`az{|}~\"",
-                      "\"caf\u{E9}\"", "\"a\u{301}\"", "\"5f2b-61a8e\""])
+    @Test(arguments: [
+        "\"abc\"", "W/\"abc\"", "\"\"", "W/\"\"", "\"a!#$%&'()*+,-./09:;<=>?@AZ[\\]^_`az{|}~\"",
+        "\"caf\u{E9}\"", "\"a\u{301}\"", "\"5f2b-61a8e\"",
+    ])
     func validETags(_ value: String) {
         #expect(ValidatorFields.isValidETag(value))
     }
 
-    @Test(arguments: ["", "\"", "W/\"", "abc", "\"abc", "abc\"", "w/\"abc\"", "W/abc", "W/ \"abc\"", " \"abc\"",
-                      "\"a\"b\"", "\"a b\"", "\"a\tb\"", "\"a\u{7F}\"", "\"a\0\"", "\"a\rb\"", "\"a\nb\"",
-                      "\"v1\"\r\nX-Injected: yes", "\"v1\"\rX-Injected: yes", "\"v1\r\nX-Injected: yes\"",
-                      "\"v1\"\u{301}", "\"v1\" \"v2\""])
+    @Test(arguments: [
+        "", "\"", "W/\"", "abc", "\"abc", "abc\"", "w/\"abc\"", "W/abc", "W/ \"abc\"", " \"abc\"",
+        "\"a\"b\"", "\"a b\"", "\"a\tb\"", "\"a\u{7F}\"", "\"a\0\"", "\"a\rb\"", "\"a\nb\"",
+        "\"v1\"\r\nX-Injected: yes", "\"v1\"\rX-Injected: yes", "\"v1\r\nX-Injected: yes\"",
+        "\"v1\"\u{301}", "\"v1\" \"v2\"",
+    ])
     func invalidETags(_ value: String) {
         #expect(!ValidatorFields.isValidETag(value))
     }
@@ -26,11 +30,13 @@ struct ValidatorFieldsTests {
         #expect(ValidatorFields.isValidLastModified(value))
     }
 
-    @Test(arguments: ["", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "1994-11-06T08:49:37Z",
-                      "Sun, 06 Nov 1994 08:49:37 GMT\r\nX-Injected: yes", "Sun, 06 Nov 1994 08:49:37 GMT\rX",
-                      "Sun, 06 Nov 1994 08:49:37\u{1}GMT", "Sun,  6 Nov 1994 08:49:37 GMT", "Sun, +6 Nov 1994 08:49:37 GMT",
-                      "Sun, 06 Nov 1994 -1:49:37 GMT", " Sun, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 UTC",
-                      "Sun, 06 Nov 1994 08:49:37 GMT\u{301}", "Sun, 32 Nov 1994 08:49:37 GMT"])
+    @Test(arguments: [
+        "", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "1994-11-06T08:49:37Z",
+        "Sun, 06 Nov 1994 08:49:37 GMT\r\nX-Injected: yes", "Sun, 06 Nov 1994 08:49:37 GMT\rX",
+        "Sun, 06 Nov 1994 08:49:37\u{1}GMT", "Sun,  6 Nov 1994 08:49:37 GMT", "Sun, +6 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 -1:49:37 GMT", " Sun, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 UTC",
+        "Sun, 06 Nov 1994 08:49:37 GMT\u{301}", "Sun, 32 Nov 1994 08:49:37 GMT",
+    ])
     func invalidLastModified(_ value: String) {
         #expect(!ValidatorFields.isValidLastModified(value))
     }
@@ -39,8 +45,11 @@ struct ValidatorFieldsTests {
         StoreConfig(id: "s", url: "https://127.0.0.1:1/s", publicKeys: [try Vectors.keyA()], mode: .static)
     }
 
-    static let cached = CacheFile(list: PinList(pins: []), metadata: .init(store: "s", source: "https://127.0.0.1:1/s",
-                                                                           updated: 0, nextUpdate: 0, mode: .static))
+    static let cached = CacheFile(
+        list: PinList(pins: []),
+        metadata: .init(
+            store: "s", source: "https://127.0.0.1:1/s",
+            updated: 0, nextUpdate: 0, mode: .static))
 
     /// What an older pinkeeper (or a hand edit) may have left in the state file is not sent.
     @Test func invalidRememberedValidatorsAreNotSent() throws {

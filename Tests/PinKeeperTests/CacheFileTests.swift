@@ -4,19 +4,27 @@ import Testing
 
 @Suite("CacheFile encoding and decoding")
 struct CacheFileTests {
-    static let domains = DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [
-        .init(name: "bypass.example.com", sslPinningRequired: false),
-        .init(name: "api.example.com", sslPinningRequired: true),
-    ])
+    static let domains = DomainsConfig(
+        sslPinningRequiredForUnlisted: false,
+        domains: [
+            .init(name: "bypass.example.com", sslPinningRequired: false),
+            .init(name: "api.example.com", sslPinningRequired: true),
+        ])
 
-    static func sample(pins: [Pin]? = nil, domainsConfig: DomainsConfig? = domains, store: String = "banking",
-                       source: String = "https://mus.example.com/app/init?appName=banking") -> CacheFile {
-        let list = PinList(pins: pins ?? [
-            Sample.pin("api.example.com", 0x01, expires: 4_102_444_800, signature: "MEUCIQ=="),
-            Sample.pin("api.example.com", 0x02, expires: 4_000_000_000, depth: 1),
-        ], domainsConfig: domainsConfig)
-        return CacheFile(list: list, metadata: .init(store: store, source: source, updated: 1_763_770_000,
-                                                     nextUpdate: 1_764_374_800))
+    static func sample(
+        pins: [Pin]? = nil, domainsConfig: DomainsConfig? = domains, store: String = "banking",
+        source: String = "https://mus.example.com/app/init?appName=banking"
+    ) -> CacheFile {
+        let list = PinList(
+            pins: pins ?? [
+                Sample.pin("api.example.com", 0x01, expires: 4_102_444_800, signature: "MEUCIQ=="),
+                Sample.pin("api.example.com", 0x02, expires: 4_000_000_000, depth: 1),
+            ], domainsConfig: domainsConfig)
+        return CacheFile(
+            list: list,
+            metadata: .init(
+                store: store, source: source, updated: 1_763_770_000,
+                nextUpdate: 1_764_374_800))
     }
 
     /// The encoded bytes as Foundation's own JSON parser sees them.
@@ -91,10 +99,12 @@ struct CacheFileTests {
 
     @Test(arguments: oddStrings)
     func oddStringsAreEscapedAndSurviveFoundationsParser(_ text: String) throws {
-        let file = Self.sample(pins: [Sample.pin(text, 0x01, signature: text)],
-                               domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: true,
-                                                            domains: [.init(name: text, sslPinningRequired: false)]),
-                               store: text, source: text)
+        let file = Self.sample(
+            pins: [Sample.pin(text, 0x01, signature: text)],
+            domainsConfig: DomainsConfig(
+                sslPinningRequiredForUnlisted: true,
+                domains: [.init(name: text, sslPinningRequired: false)]),
+            store: text, source: text)
         let object = try Self.object(file)
         let entry = try #require((object["fingerprints"] as? [[String: Any]])?.first)
         #expect(entry["name"] as? String == text)
@@ -145,8 +155,9 @@ struct CacheFileTests {
     }
 
     @Test func aBadListInsideTheCacheIsRejectedWithTheListReason() {
-        let data = Sample.document([Sample.entry(expires: "\"x\"")],
-                                   extra: #","pinkeeper":{"format":1,"store":"s","source":"u","updated":1,"nextUpdate":2}"#)
+        let data = Sample.document(
+            [Sample.entry(expires: "\"x\"")],
+            extra: #","pinkeeper":{"format":1,"store":"s","source":"u","updated":1,"nextUpdate":2}"#)
         let error = #expect(throws: PinListError.self) { try CacheFile(json: data) }
         #expect(error?.reason.contains("fingerprints[0].expires") == true)
     }

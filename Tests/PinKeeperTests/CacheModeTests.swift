@@ -10,9 +10,11 @@ struct CacheModeTests {
     static let pinningOff = DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [])
 
     static func file(_ mode: ListMode?, pins: [Pin], domainsConfig: DomainsConfig? = nil) -> CacheFile {
-        CacheFile(list: PinList(pins: pins, domainsConfig: domainsConfig),
-                  metadata: .init(store: "banking", source: "https://pins.example.com/list", updated: now - 60,
-                                  nextUpdate: now + 3_600, mode: mode))
+        CacheFile(
+            list: PinList(pins: pins, domainsConfig: domainsConfig),
+            metadata: .init(
+                store: "banking", source: "https://pins.example.com/list", updated: now - 60,
+                nextUpdate: now + 3_600, mode: mode))
     }
 
     @Test("mode, the pins' key and domainsConfig's key are written and read back")
@@ -22,8 +24,10 @@ struct CacheModeTests {
             tagged.key = "00112233aabbccdd"
             return tagged
         }
-        let challenge = Self.file(.challenge, pins: pins, domainsConfig: DomainsConfig(
-            sslPinningRequiredForUnlisted: true, domains: [], key: "00112233aabbccdd"))
+        let challenge = Self.file(
+            .challenge, pins: pins,
+            domainsConfig: DomainsConfig(
+                sslPinningRequiredForUnlisted: true, domains: [], key: "00112233aabbccdd"))
         let text = String(decoding: challenge.encoded(), as: UTF8.self)
         #expect(text.contains(#""pinkeeper": {"format": 1, "store": "banking", "mode": "challenge", "source""#), "\(text)")
         #expect(text.contains(#""signature": "MEUCIQ==", "key": "00112233aabbccdd"}"#))
@@ -50,8 +54,9 @@ struct CacheModeTests {
         #expect(reader.verdict(host: "api.example.com", verifiedChain: [[0x30], [0x31]], now: Self.now) == .untrusted)
     }
 
-    @Test("challenge-mode files and files without a mode (older pinkeeper) keep domainsConfig and depth",
-          arguments: [ListMode.challenge, nil])
+    @Test(
+        "challenge-mode files and files without a mode (older pinkeeper) keep domainsConfig and depth",
+        arguments: [ListMode.challenge, nil])
     func otherFilesAreReadAsBefore(_ mode: ListMode?) throws {
         let deep = Sample.pin("api.example.com", 2, depth: 1)
         let bytes = Self.file(mode, pins: [deep], domainsConfig: Self.pinningOff).encoded()
@@ -72,8 +77,9 @@ struct CacheModeTests {
 
     @Test("a server's list cannot name a key: `key` is read from cache files only")
     func serverListsCarryNoKey() throws {
-        let data = Sample.document([Sample.entry(extra: #","key":"00112233aabbccdd""#)],
-                                   extra: #","domainsConfig":{"sslPinningRequiredForUnlisted":true,"domains":[],"key":"00112233aabbccdd"}"#)
+        let data = Sample.document(
+            [Sample.entry(extra: #","key":"00112233aabbccdd""#)],
+            extra: #","domainsConfig":{"sslPinningRequiredForUnlisted":true,"domains":[],"key":"00112233aabbccdd"}"#)
         let list = try PinList(json: data)
         #expect(list.pins.first?.key == nil)
         #expect(list.domainsConfig?.key == nil)

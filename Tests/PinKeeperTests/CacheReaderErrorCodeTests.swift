@@ -19,8 +19,10 @@ struct CacheReaderErrorCodeTests {
             (Data("not json".utf8), .notJSON),
             (Sample.document([Sample.entry(expires: "\"x\"")], extra: Self.metadata), .invalidContent),
             (Sample.document([Sample.entry()]), .missingMetadata),
-            (Sample.document([Sample.entry()], extra: Self.metadata.replacing(#""format":1"#, with: #""format":2"#)),
-             .unsupportedFormat),
+            (
+                Sample.document([Sample.entry()], extra: Self.metadata.replacing(#""format":1"#, with: #""format":2"#)),
+                .unsupportedFormat
+            ),
             (Sample.document([Sample.entry()], extra: Self.metadata.replacing("banking", with: "other")), .wrongStore),
         ]
         for (bytes, code) in cases {

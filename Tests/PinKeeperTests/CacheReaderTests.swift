@@ -90,8 +90,9 @@ struct CacheReaderTests {
     @Test("domainsConfig: names that need no pinning are trusted; listed names use their own flag")
     func domainsConfig() throws {
         let fixture = CacheFixture()
-        let config = DomainsConfig(sslPinningRequiredForUnlisted: false,
-                                   domains: [.init(name: "api.example.com", sslPinningRequired: true)])
+        let config = DomainsConfig(
+            sslPinningRequiredForUnlisted: false,
+            domains: [.init(name: "api.example.com", sslPinningRequired: true)])
         fixture.publish([Sample.pin("api.example.com", 1)], domainsConfig: config)
         let reader = try CacheReader(path: fixture.path)
         #expect(reader.verdict(host: "static.example.com", fingerprint: Sample.digest(7), now: now) == .trusted)
@@ -102,10 +103,15 @@ struct CacheReaderTests {
     @Test("fallback pins answer after the cached ones and when no file exists; their domainsConfig is ignored")
     func fallback() throws {
         let fixture = CacheFixture()
-        let fallbackFile = fixture.write("fallback.json", Sample.document(
-            [Sample.entry(name: "\"api.example.com\"", fingerprint: "\"\(Data(Sample.digest(5)).base64EncodedString())\"",
-                          extra: ",\"signature\":\"\"")],
-            extra: ",\"domainsConfig\":{\"sslPinningRequiredForUnlisted\":false,\"domains\":[]}"))
+        let fallbackFile = fixture.write(
+            "fallback.json",
+            Sample.document(
+                [
+                    Sample.entry(
+                        name: "\"api.example.com\"", fingerprint: "\"\(Data(Sample.digest(5)).base64EncodedString())\"",
+                        extra: ",\"signature\":\"\"")
+                ],
+                extra: ",\"domainsConfig\":{\"sslPinningRequiredForUnlisted\":false,\"domains\":[]}"))
         let reader = try CacheReader(store: "banking", cacheDirectory: fixture.directory.path, fallbackFile: fallbackFile)
         #expect(reader.fallbackPins.count == 1)
         #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(5), now: now) == .trusted)
@@ -151,9 +157,12 @@ struct CacheReaderTests {
         // re-parsed would now see pin 2; one that trusts stat keeps pin 1.
         var before = stat()
         #expect(stat(fixture.path, &before) == 0)
-        let newer = CacheFile(list: PinList(pins: [Sample.pin("api.example.com", 2)]),
-                              metadata: .init(store: "banking", source: "https://pins.example.com/list",
-                                              updated: Sample.now - 60, nextUpdate: Sample.now + 3_600)).encoded()
+        let newer = CacheFile(
+            list: PinList(pins: [Sample.pin("api.example.com", 2)]),
+            metadata: .init(
+                store: "banking", source: "https://pins.example.com/list",
+                updated: Sample.now - 60, nextUpdate: Sample.now + 3_600)
+        ).encoded()
         #expect(newer.count == Int(before.st_size))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: fixture.path))
         try handle.write(contentsOf: newer)
@@ -213,8 +222,9 @@ struct CacheReaderTests {
             try CacheReader(store: "banking", cacheDirectory: fixture.directory.path, fallbackFile: badFallback)
         }
         let missing = #expect(throws: CacheReaderError.self) {
-            try CacheReader(store: "banking", cacheDirectory: fixture.directory.path,
-                            fallbackFile: fixture.directory.appendingPathComponent("none.json").path)
+            try CacheReader(
+                store: "banking", cacheDirectory: fixture.directory.path,
+                fallbackFile: fixture.directory.appendingPathComponent("none.json").path)
         }
         #expect(missing?.kind == .unreadable)
     }
@@ -243,7 +253,11 @@ struct CacheReaderTests {
 /// Collects answers from several threads.
 private final class Answers: Sendable {
     private let state = Mutex<(Set<Verdict>, Int)>(([], 0))
-    func add(_ verdict: Verdict) { state.withLock { $0.0.insert(verdict); $0.1 += 1 } }
+    func add(_ verdict: Verdict) {
+        state.withLock {
+            $0.0.insert(verdict); $0.1 += 1
+        }
+    }
     var all: Set<Verdict> { state.withLock { $0.0 } }
     var count: Int { state.withLock { $0.1 } }
 }

@@ -79,8 +79,9 @@ struct ConformanceCase: Sendable, CustomTestStringConvertible {
 
     func openReader(in fixture: CacheFixture) throws -> CacheReader {
         let fallbackFile = fallback.map { fixture.write("fallback.json", $0) }
-        return try CacheReader(store: Self.store, cacheDirectory: fixture.directory.path, fallbackFile: fallbackFile,
-                               expectedCommonNames: expectedCommonNames)
+        return try CacheReader(
+            store: Self.store, cacheDirectory: fixture.directory.path, fallbackFile: fallbackFile,
+            expectedCommonNames: expectedCommonNames)
     }
 
     func ask(_ reader: CacheReader) throws -> Verdict {
@@ -128,8 +129,8 @@ struct ConformanceCase: Sendable, CustomTestStringConvertible {
             return Array(data)
         }
         guard let id = row["id"] as? String, let rule = row["rule"] as? String, let now = row["now"] as? Int,
-              let question = row["question"] as? [String: Any], let name = question["name"] as? String,
-              let expected = row["expected"] as? String
+            let question = row["question"] as? [String: Any], let name = question["name"] as? String,
+            let expected = row["expected"] as? String
         else { throw ConformanceTableError(id: row["id"] as? String ?? "?", reason: "a required member is missing") }
         self.id = id
         self.rule = rule

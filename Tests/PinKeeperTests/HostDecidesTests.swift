@@ -8,16 +8,21 @@ struct HostDecidesTests {
     let now = Sample.now
     let host = "api.example.com"
 
-    func verdict(_ pins: [Pin], _ fingerprint: UInt8, commonName: String?, domains: DomainsConfig? = nil,
-                 expected: [String]? = nil) -> Verdict {
+    func verdict(
+        _ pins: [Pin], _ fingerprint: UInt8, commonName: String?, domains: DomainsConfig? = nil,
+        expected: [String]? = nil
+    ) -> Verdict {
         PinValidator(pins: pins, expectedCommonNames: expected, domainsConfig: domains)
             .validate(PeerNames(host: host, commonName: commonName), fingerprint: Sample.digest(fingerprint), now: now)
     }
 
     /// "Pin only my API": the host requires pinning, unlisted names do not.
-    let onlyTheAPI = DomainsConfig(sslPinningRequiredForUnlisted: false,
-                                   domains: [.init(name: "api.example.com", sslPinningRequired: true),
-                                             .init(name: "static.example.com", sslPinningRequired: false)])
+    let onlyTheAPI = DomainsConfig(
+        sslPinningRequiredForUnlisted: false,
+        domains: [
+            .init(name: "api.example.com", sslPinningRequired: true),
+            .init(name: "static.example.com", sslPinningRequired: false),
+        ])
 
     @Test("a CN the certificate chose cannot switch pinning off for a required host")
     func commonNameCannotExemptTheHost() {
@@ -51,16 +56,17 @@ struct HostDecidesTests {
         #expect(verdict(pins, 0x01, commonName: nil, expected: []) == .untrusted)
     }
 
-    @Test("names compare by Unicode scalars, folding ASCII letters and nothing else",
-          arguments: [
-              ("api.example.com", "API.Example.COM", true),
-              ("caf\u{E9}.example", "cafe\u{301}.example", false),  // canonically equivalent, two names
-              ("b\u{FC}cher.example", "B\u{DC}CHER.example", false),  // non-ASCII letters do not fold
-              ("kiosk.example", "\u{212A}iosk.example", false),  // the Kelvin sign lower-cases to k in Unicode
-              ("\u{131}nfo.example", "INFO.example", false),  // the dotless i upper-cases to I in Unicode
-              ("api.example.com", "api.example.com.", false),
-              ("", "", true),
-          ])
+    @Test(
+        "names compare by Unicode scalars, folding ASCII letters and nothing else",
+        arguments: [
+            ("api.example.com", "API.Example.COM", true),
+            ("caf\u{E9}.example", "cafe\u{301}.example", false),  // canonically equivalent, two names
+            ("b\u{FC}cher.example", "B\u{DC}CHER.example", false),  // non-ASCII letters do not fold
+            ("kiosk.example", "\u{212A}iosk.example", false),  // the Kelvin sign lower-cases to k in Unicode
+            ("\u{131}nfo.example", "INFO.example", false),  // the dotless i upper-cases to I in Unicode
+            ("api.example.com", "api.example.com.", false),
+            ("", "", true),
+        ])
     func nameComparison(pinned: String, asked: String, same: Bool) {
         #expect(PinName(pinned) == PinName(asked) ? same : !same)
         #expect(PinName(pinned).matches(asked) == same)

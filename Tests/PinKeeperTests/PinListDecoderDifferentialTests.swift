@@ -108,14 +108,18 @@ private struct Tally {
 
     mutating func compare(_ data: Data, _ label: @autoclosure () -> String) {
         inputs += 1
-        check(Result { () throws(PinListError) in try ReferencePinListDecoder.list(data) },
-              Result { () throws(PinListError) in try PinList(json: data) }, "list", label)
-        check(Result { () throws(PinListError) in try ReferencePinListDecoder.cacheFile(data) },
-              Result { () throws(PinListError) in try CacheFile(json: data) }, "cache file", label)
+        check(
+            Result { () throws(PinListError) in try ReferencePinListDecoder.list(data) },
+            Result { () throws(PinListError) in try PinList(json: data) }, "list", label)
+        check(
+            Result { () throws(PinListError) in try ReferencePinListDecoder.cacheFile(data) },
+            Result { () throws(PinListError) in try CacheFile(json: data) }, "cache file", label)
     }
 
-    private mutating func check<Value: Equatable>(_ reference: Result<Value, PinListError>, _ new: Result<Value, PinListError>,
-                                                  _ mode: String, _ label: () -> String) {
+    private mutating func check<Value: Equatable>(
+        _ reference: Result<Value, PinListError>, _ new: Result<Value, PinListError>,
+        _ mode: String, _ label: () -> String
+    ) {
         switch (reference, new) {
         case (.success(let old), .success(let value)):
             bothAccepted += 1
@@ -131,10 +135,12 @@ private struct Tally {
             let sameMessage = old.reason == error.reason
             // The reference's syntax errors were path-less, and it called some numbers in the
             // metadata "not valid JSON": the new message may be more precise, never less.
-            let morePrecise = old.reason == "not valid JSON"
+            let morePrecise =
+                old.reason == "not valid JSON"
                 && (error.reason.hasPrefix("not valid JSON (") || error.reason.hasPrefix("pinkeeper."))
-            #expect(sameMessage || morePrecise || Self.isDeliberatelyStricter(error.reason),
-                    "\(mode): '\(error.reason)' instead of '\(old.reason)' for \(label())")
+            #expect(
+                sameMessage || morePrecise || Self.isDeliberatelyStricter(error.reason),
+                "\(mode): '\(error.reason)' instead of '\(old.reason)' for \(label())")
             #expect(!sameMessage || old.code == error.code, "\(mode): \(error.code) instead of \(old.code) for \(label())")
         }
     }
@@ -151,7 +157,8 @@ private struct Tally {
 /// Lists and cache files built from random choices: members in any order, any value of any
 /// type in any field now and then, unknown members of any shape, escapes, odd whitespace.
 enum Generated {
-    static let smallCacheFile = Data("""
+    static let smallCacheFile = Data(
+        """
         {"fingerprints": [
           {"name": "api.example.com", "fingerprint": "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=", "expires": 1790000000, "key": "3f1c0c6a9b2e4d71"},
           {"name": "api.example.com", "fingerprint": "AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=", "expires": 1780000000, "depth": 1, "signature": "c2ln"}
@@ -172,9 +179,11 @@ enum Generated {
 
     private static func entry(_ random: inout SplitMix64) -> String {
         var members: [(String, String)] = []
-        let digests = ["\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\"", "\"AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=\"",
-                       "\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQF=\"", "\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQ==\"",
-                       "\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE\"", "\"\\u0041QEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\""]
+        let digests = [
+            "\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\"", "\"AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=\"",
+            "\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQF=\"", "\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQ==\"",
+            "\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE\"", "\"\\u0041QEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\"",
+        ]
         if chance(&random, 95) { members.append(("name", often(&random, string(&random)))) }
         if chance(&random, 95) { members.append(("fingerprint", often(&random, pick(&random, digests)))) }
         if chance(&random, 95) { members.append(("expires", often(&random, integer(&random)))) }
@@ -234,24 +243,35 @@ enum Generated {
     }
 
     private static func unknownValue(_ random: inout SplitMix64, depth: Int) -> String {
-        let scalars = ["null", "true", "false", "0", "-0", "1.0", "1e3", "-1", "1.5", "\"\"", "\"x\"", "\"\\ud83d\\ude00\"",
-                       "99999999999999999999", "-9223372036854775808", "{}", "[]", "\"1700000000\""]
+        let scalars = [
+            "null", "true", "false", "0", "-0", "1.0", "1e3", "-1", "1.5", "\"\"", "\"x\"", "\"\\ud83d\\ude00\"",
+            "99999999999999999999", "-9223372036854775808", "{}", "[]", "\"1700000000\"",
+        ]
         if depth < 3, chance(&random, 25) {
             let items = (0..<Int(random.next() % 3)).map { _ in unknownValue(&random, depth: depth + 1) }
-            return chance(&random, 50) ? "[" + items.joined(separator: ",") + "]"
+            return chance(&random, 50)
+                ? "[" + items.joined(separator: ",") + "]"
                 : "{" + items.enumerated().map { "\"m\($0.offset)\":\($0.element)" }.joined(separator: ",") + "}"
         }
         return pick(&random, scalars)
     }
 
     private static func string(_ random: inout SplitMix64) -> String {
-        pick(&random, ["\"api.example.com\"", "\"*.example.com\"", "\"\"", "\"caf\u{e9}.example\"", "\"caf\\u00e9.example\"",
-                       "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"", "\"\\u0000\"", "\"\\ud83d\\ude00\"", "\"\u{1F600}\"", "\"https://x/?a=1&b=2\""])
+        pick(
+            &random,
+            [
+                "\"api.example.com\"", "\"*.example.com\"", "\"\"", "\"caf\u{e9}.example\"", "\"caf\\u00e9.example\"",
+                "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"", "\"\\u0000\"", "\"\\ud83d\\ude00\"", "\"\u{1F600}\"", "\"https://x/?a=1&b=2\"",
+            ])
     }
 
     private static func integer(_ random: inout SplitMix64) -> String {
-        pick(&random, ["1790000000", "0", "-0", "-1", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
-                       "1790000000.5", "4102444800", "17e8", "1.0", "1790000000", "1790000000"])
+        pick(
+            &random,
+            [
+                "1790000000", "0", "-0", "-1", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+                "1790000000.5", "4102444800", "17e8", "1.0", "1790000000", "1790000000",
+            ])
     }
 
     private static func chance(_ random: inout SplitMix64, _ percent: UInt64) -> Bool { random.next() % 100 < percent }

@@ -35,17 +35,22 @@ struct PinListDecoderStrictnessTests {
 
     static let refusedNow: [Case] = [
         // A member read here given twice: JSONDecoder took the first, Python's json the last.
-        Case("fingerprints twice", #"{"fingerprints":[],"fingerprints":[{"name":"a","fingerprint":"\#(digest)","expires":1}]}"#,
-             "fingerprints appears more than once"),
-        Case("an entry's name twice", list(entry: #""name":"a","name":"b","fingerprint":"\#(digest)","expires":1"#),
-             "fingerprints[0].name appears more than once"),
-        Case("a name twice, once escaped", list(entry: #""name":"a","\u006eame":"b","fingerprint":"\#(digest)","expires":1"#),
-             "fingerprints[0].name appears more than once"),
-        Case("expires twice", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":1,"expires":2"#),
-             "fingerprints[0].expires appears more than once"),
-        Case("domainsConfig's flag twice",
-             list(extra: #","domainsConfig":{"sslPinningRequiredForUnlisted":true,"sslPinningRequiredForUnlisted":false,"domains":[]}"#),
-             "domainsConfig.sslPinningRequiredForUnlisted appears more than once"),
+        Case(
+            "fingerprints twice", #"{"fingerprints":[],"fingerprints":[{"name":"a","fingerprint":"\#(digest)","expires":1}]}"#,
+            "fingerprints appears more than once"),
+        Case(
+            "an entry's name twice", list(entry: #""name":"a","name":"b","fingerprint":"\#(digest)","expires":1"#),
+            "fingerprints[0].name appears more than once"),
+        Case(
+            "a name twice, once escaped", list(entry: #""name":"a","\u006eame":"b","fingerprint":"\#(digest)","expires":1"#),
+            "fingerprints[0].name appears more than once"),
+        Case(
+            "expires twice", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":1,"expires":2"#),
+            "fingerprints[0].expires appears more than once"),
+        Case(
+            "domainsConfig's flag twice",
+            list(extra: #","domainsConfig":{"sslPinningRequiredForUnlisted":true,"sslPinningRequiredForUnlisted":false,"domains":[]}"#),
+            "domainsConfig.sslPinningRequiredForUnlisted appears more than once"),
         // Integers are written as integers.
         Case("expires 1.0", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":1.0"#), "fingerprints[0].expires is not an integer"),
         Case("expires 1e3", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":1e3"#), "fingerprints[0].expires is not an integer"),
@@ -74,10 +79,12 @@ struct PinListDecoderStrictnessTests {
         Case("'1e' as a number", #"{"fingerprints":[],"x":1e}"#, "a number with a missing digit"),
         Case("a leading zero", #"{"fingerprints":[],"x":01}"#, "not valid JSON (unexpected '1'"),
         // Base64: exactly 43 characters and one '='.
-        Case("a digest with '=='", list(entry: #""name":"a","fingerprint":"\#(digest)=","expires":1"#),
-             "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest"),
-        Case("a digest with data after '='", list(entry: #""name":"a","fingerprint":"\#(digest.dropLast(2))=A","expires":1"#),
-             "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest"),
+        Case(
+            "a digest with '=='", list(entry: #""name":"a","fingerprint":"\#(digest)=","expires":1"#),
+            "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest"),
+        Case(
+            "a digest with data after '='", list(entry: #""name":"a","fingerprint":"\#(digest.dropLast(2))=A","expires":1"#),
+            "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest"),
     ]
 
     @Test(arguments: refusedNow)
@@ -99,16 +106,18 @@ struct PinListDecoderStrictnessTests {
     // MARK: What is still accepted
 
     @Test func unknownMembersOfAnyShapeAndRepeatedOnesAreSkipped() throws {
-        let text = Self.list(entry: #""x":{"a":[1,{"b":null}]},"name":"a","x":[],"fingerprint":"\#(Self.digest)","expires":1,"y":"\u00e9\ud83d\ude00""#,
-                             extra: #","timestamp":-1.5e-3,"timestamp":{"x":[true,false]},"verifyVersionResult":{"update":"NOT_REQUIRED"}"#)
+        let text = Self.list(
+            entry: #""x":{"a":[1,{"b":null}]},"name":"a","x":[],"fingerprint":"\#(Self.digest)","expires":1,"y":"\u00e9\ud83d\ude00""#,
+            extra: #","timestamp":-1.5e-3,"timestamp":{"x":[true,false]},"verifyVersionResult":{"update":"NOT_REQUIRED"}"#)
         let list = try PinList(json: Data(text.utf8))
         #expect(list == (try ReferencePinListDecoder.list(Data(text.utf8))))
         #expect(list.pins.map(\.name) == ["a"])
     }
 
     @Test func cacheOnlyMembersOfAnyShapeAreIgnoredInAServersList() throws {
-        let text = Self.list(entry: #""name":"a","fingerprint":"\#(Self.digest)","expires":1,"key":{"k":1},"key":7"#,
-                             extra: #","pinkeeper":[1],"pinkeeper":"x","domainsConfig":{"sslPinningRequiredForUnlisted":true,"domains":[],"key":[]}"#)
+        let text = Self.list(
+            entry: #""name":"a","fingerprint":"\#(Self.digest)","expires":1,"key":{"k":1},"key":7"#,
+            extra: #","pinkeeper":[1],"pinkeeper":"x","domainsConfig":{"sslPinningRequiredForUnlisted":true,"domains":[],"key":[]}"#)
         let list = try PinList(json: Data(text.utf8))
         #expect(list.pins.map(\.key) == [nil])
         #expect(list.domainsConfig?.key == nil)
@@ -148,8 +157,10 @@ struct PinListDecoderStrictnessTests {
             let text = Self.list(entry: #""name":"a","fingerprint":"\#(pin.fingerprintBase64)","expires":1"#)
             #expect(try PinList(json: Data(text.utf8)).pins == [pin])
         }
-        for bad in [String(Self.digest.dropLast()), Self.digest.replacingOccurrences(of: "Q", with: "-"),
-                    Self.digest.replacingOccurrences(of: "Q", with: "_"), " " + Self.digest.dropFirst(), #"\n"# + Self.digest.dropFirst(2)] {
+        for bad in [
+            String(Self.digest.dropLast()), Self.digest.replacingOccurrences(of: "Q", with: "-"),
+            Self.digest.replacingOccurrences(of: "Q", with: "_"), " " + Self.digest.dropFirst(), #"\n"# + Self.digest.dropFirst(2),
+        ] {
             let data = Data(Self.list(entry: #""name":"a","fingerprint":"\#(bad)","expires":1"#).utf8)
             #expect(throws: PinListError(.invalidContent, reason: "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest")) {
                 try PinList(json: data)

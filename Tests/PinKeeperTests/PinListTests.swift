@@ -15,16 +15,18 @@ struct PinListTests {
         #expect(error?.code == .invalidContent)
     }
 
-    @Test("a refusal's code tells bytes that are not JSON from JSON that is not a list", arguments: [
-        ("{\"fingerprints\": [", PinListError.Code.notJSON),
-        ("\u{FEFF}{\"fingerprints\": []}", .notJSON),
-        ("{\"fingerprints\": [], \"x\": 1.}", .notJSON),
-        ("[]", .invalidContent),
-        ("null", .invalidContent),
-        ("{\"fingerprints\": 3}", .invalidContent),
-        ("{\"fingerprints\": [], \"fingerprints\": []}", .invalidContent),
-        ("{\"fingerprints\": [{\"name\": \"a\", \"fingerprint\": \"AAAA\", \"expires\": 1}]}", .invalidContent),
-    ])
+    @Test(
+        "a refusal's code tells bytes that are not JSON from JSON that is not a list",
+        arguments: [
+            ("{\"fingerprints\": [", PinListError.Code.notJSON),
+            ("\u{FEFF}{\"fingerprints\": []}", .notJSON),
+            ("{\"fingerprints\": [], \"x\": 1.}", .notJSON),
+            ("[]", .invalidContent),
+            ("null", .invalidContent),
+            ("{\"fingerprints\": 3}", .invalidContent),
+            ("{\"fingerprints\": [], \"fingerprints\": []}", .invalidContent),
+            ("{\"fingerprints\": [{\"name\": \"a\", \"fingerprint\": \"AAAA\", \"expires\": 1}]}", .invalidContent),
+        ])
     func refusalCodes(_ text: String, _ code: PinListError.Code) {
         let error = #expect(throws: PinListError.self) { try PinList(json: Data(text.utf8)) }
         #expect(error?.code == code, "\(error?.reason ?? "accepted")")
@@ -70,10 +72,14 @@ struct PinListTests {
         #expect(list.pins.map(\.depth) == [0, 1])
         #expect(list.pins.map(\.fingerprint) == [Sample.digest(0x01), Sample.digest(0x02)])
         #expect(list.pins.allSatisfy { $0.name == "api.example.com" && $0.expires == 4_102_444_800 && $0.signature == nil })
-        #expect(list.domainsConfig == DomainsConfig(sslPinningRequiredForUnlisted: true, domains: [
-            .init(name: "bypass.example.com", sslPinningRequired: false),
-            .init(name: "api.example.com", sslPinningRequired: true),
-        ]))
+        #expect(
+            list.domainsConfig
+                == DomainsConfig(
+                    sslPinningRequiredForUnlisted: true,
+                    domains: [
+                        .init(name: "bypass.example.com", sslPinningRequired: false),
+                        .init(name: "api.example.com", sslPinningRequired: true),
+                    ]))
     }
 
     @Test func domainsConfigExampleWithoutFingerprintsParses() throws {
@@ -107,46 +113,64 @@ struct PinListTests {
     }
 
     static let badInputs: [BadInput] = [
-        .init(testDescription: "expires as a string", json: Sample.document([Sample.entry(expires: "\"1710460799\"")]),
-              field: "fingerprints[0].expires"),
-        .init(testDescription: "expires as a float", json: Sample.document([Sample.entry(expires: "1710460799.5")]),
-              field: "fingerprints[0].expires"),
-        .init(testDescription: "expires beyond Int64", json: Sample.document([Sample.entry(expires: "99999999999999999999")]),
-              field: "fingerprints[0].expires"),
-        .init(testDescription: "expires as a boolean", json: Sample.document([Sample.entry(expires: "true")]),
-              field: "fingerprints[0].expires"),
-        .init(testDescription: "expires null", json: Sample.document([Sample.entry(expires: "null")]),
-              field: "fingerprints[0].expires"),
-        .init(testDescription: "name as a number", json: Sample.document([Sample.entry(name: "42")]),
-              field: "fingerprints[0].name"),
-        .init(testDescription: "name missing", json: Data(#"{"fingerprints":[{"fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":1}]}"#.utf8),
-              field: "fingerprints[0].name"),
-        .init(testDescription: "fingerprint not base64", json: Sample.document([Sample.entry(fingerprint: "\"not base64!\"")]),
-              field: "fingerprints[0].fingerprint"),
-        .init(testDescription: "fingerprint URL-safe alphabet",
-              json: Sample.document([Sample.entry(fingerprint: "\"_-8BAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\"")]),
-              field: "fingerprints[0].fingerprint"),
-        .init(testDescription: "fingerprint of 31 bytes",
-              json: Sample.document([Sample.entry(fingerprint: "\"\(Data(repeating: 1, count: 31).base64EncodedString())\"")]),
-              field: "fingerprints[0].fingerprint"),
-        .init(testDescription: "fingerprint of 33 bytes",
-              json: Sample.document([Sample.entry(fingerprint: "\"\(Data(repeating: 1, count: 33).base64EncodedString())\"")]),
-              field: "fingerprints[0].fingerprint"),
-        .init(testDescription: "negative depth", json: Sample.document([Sample.entry(extra: #","depth":-1"#)]),
-              field: "fingerprints[0].depth"),
-        .init(testDescription: "depth as a float", json: Sample.document([Sample.entry(extra: #","depth":1.5"#)]),
-              field: "fingerprints[0].depth"),
-        .init(testDescription: "depth as a string", json: Sample.document([Sample.entry(extra: #","depth":"1""#)]),
-              field: "fingerprints[0].depth"),
-        .init(testDescription: "signature as a number", json: Sample.document([Sample.entry(extra: #","signature":7"#)]),
-              field: "fingerprints[0].signature"),
-        .init(testDescription: "second entry bad", json: Sample.document([Sample.entry(), Sample.entry(expires: "\"soon\"")]),
-              field: "fingerprints[1].expires"),
-        .init(testDescription: "fingerprints not an array", json: Data(#"{"fingerprints":{}}"#.utf8),
-              field: "fingerprints"),
-        .init(testDescription: "domainsConfig flag as a string",
-              json: Sample.document([], extra: #","domainsConfig":{"sslPinningRequiredForUnlisted":"yes","domains":[]}"#),
-              field: "domainsConfig.sslPinningRequiredForUnlisted"),
+        .init(
+            testDescription: "expires as a string", json: Sample.document([Sample.entry(expires: "\"1710460799\"")]),
+            field: "fingerprints[0].expires"),
+        .init(
+            testDescription: "expires as a float", json: Sample.document([Sample.entry(expires: "1710460799.5")]),
+            field: "fingerprints[0].expires"),
+        .init(
+            testDescription: "expires beyond Int64", json: Sample.document([Sample.entry(expires: "99999999999999999999")]),
+            field: "fingerprints[0].expires"),
+        .init(
+            testDescription: "expires as a boolean", json: Sample.document([Sample.entry(expires: "true")]),
+            field: "fingerprints[0].expires"),
+        .init(
+            testDescription: "expires null", json: Sample.document([Sample.entry(expires: "null")]),
+            field: "fingerprints[0].expires"),
+        .init(
+            testDescription: "name as a number", json: Sample.document([Sample.entry(name: "42")]),
+            field: "fingerprints[0].name"),
+        .init(
+            testDescription: "name missing", json: Data(#"{"fingerprints":[{"fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":1}]}"#.utf8),
+            field: "fingerprints[0].name"),
+        .init(
+            testDescription: "fingerprint not base64", json: Sample.document([Sample.entry(fingerprint: "\"not base64!\"")]),
+            field: "fingerprints[0].fingerprint"),
+        .init(
+            testDescription: "fingerprint URL-safe alphabet",
+            json: Sample.document([Sample.entry(fingerprint: "\"_-8BAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\"")]),
+            field: "fingerprints[0].fingerprint"),
+        .init(
+            testDescription: "fingerprint of 31 bytes",
+            json: Sample.document([Sample.entry(fingerprint: "\"\(Data(repeating: 1, count: 31).base64EncodedString())\"")]),
+            field: "fingerprints[0].fingerprint"),
+        .init(
+            testDescription: "fingerprint of 33 bytes",
+            json: Sample.document([Sample.entry(fingerprint: "\"\(Data(repeating: 1, count: 33).base64EncodedString())\"")]),
+            field: "fingerprints[0].fingerprint"),
+        .init(
+            testDescription: "negative depth", json: Sample.document([Sample.entry(extra: #","depth":-1"#)]),
+            field: "fingerprints[0].depth"),
+        .init(
+            testDescription: "depth as a float", json: Sample.document([Sample.entry(extra: #","depth":1.5"#)]),
+            field: "fingerprints[0].depth"),
+        .init(
+            testDescription: "depth as a string", json: Sample.document([Sample.entry(extra: #","depth":"1""#)]),
+            field: "fingerprints[0].depth"),
+        .init(
+            testDescription: "signature as a number", json: Sample.document([Sample.entry(extra: #","signature":7"#)]),
+            field: "fingerprints[0].signature"),
+        .init(
+            testDescription: "second entry bad", json: Sample.document([Sample.entry(), Sample.entry(expires: "\"soon\"")]),
+            field: "fingerprints[1].expires"),
+        .init(
+            testDescription: "fingerprints not an array", json: Data(#"{"fingerprints":{}}"#.utf8),
+            field: "fingerprints"),
+        .init(
+            testDescription: "domainsConfig flag as a string",
+            json: Sample.document([], extra: #","domainsConfig":{"sslPinningRequiredForUnlisted":"yes","domains":[]}"#),
+            field: "domainsConfig.sslPinningRequiredForUnlisted"),
     ]
 
     @Test(arguments: badInputs)

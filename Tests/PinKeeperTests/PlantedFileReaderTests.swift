@@ -29,14 +29,15 @@ struct PlantedFileReaderTests {
         #expect(mkfifo(fixture.path, 0o644) == 0)
         let path = fixture.path
         let outcome = Outcome()
-        #expect(finishesPromptly(unblocking: path) {
-            do throws(CacheReaderError) {
-                _ = try CacheReader(path: path, store: "banking")
-                outcome.set("opened")
-            } catch {
-                outcome.set("\(error.kind): \(error.reason)")
-            }
-        })
+        #expect(
+            finishesPromptly(unblocking: path) {
+                do throws(CacheReaderError) {
+                    _ = try CacheReader(path: path, store: "banking")
+                    outcome.set("opened")
+                } catch {
+                    outcome.set("\(error.kind): \(error.reason)")
+                }
+            })
         #expect(outcome.value?.hasPrefix("unreadable: is not a regular file") == true, "\(outcome.value ?? "nil")")
     }
 
@@ -49,9 +50,10 @@ struct PlantedFileReaderTests {
         #expect(mkfifo(fifo, 0o644) == 0)
         #expect(rename(fifo, fixture.path) == 0)
         let outcome = Outcome()
-        #expect(finishesPromptly(unblocking: fixture.path) {
-            outcome.set("\(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: Sample.now))")
-        })
+        #expect(
+            finishesPromptly(unblocking: fixture.path) {
+                outcome.set("\(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(1), now: Sample.now))")
+            })
         #expect(outcome.value == "trusted")
         #expect(reader.snapshot().problem?.kind == .unreadable)
     }
@@ -62,14 +64,15 @@ struct PlantedFileReaderTests {
         let fallback = fixture.directory.appendingPathComponent("fallback.json").path
         #expect(mkfifo(fallback, 0o644) == 0)
         let outcome = Outcome()
-        #expect(finishesPromptly(unblocking: fallback) {
-            do throws(CacheReaderError) {
-                _ = try CacheReader.readFallback(path: fallback)
-                outcome.set("read")
-            } catch {
-                outcome.set("\(error.kind)")
-            }
-        })
+        #expect(
+            finishesPromptly(unblocking: fallback) {
+                do throws(CacheReaderError) {
+                    _ = try CacheReader.readFallback(path: fallback)
+                    outcome.set("read")
+                } catch {
+                    outcome.set("\(error.kind)")
+                }
+            })
         #expect(outcome.value == "unreadable")
     }
 

@@ -94,9 +94,11 @@ final class CacheFixture: @unchecked Sendable {  // the path is immutable; the f
 
     /// Writes a temporary file and renames it over the cache file (a new inode, like the daemon).
     func publish(_ pins: [Pin], domainsConfig: DomainsConfig? = nil, store owner: String? = nil) {
-        let file = CacheFile(list: PinList(pins: pins, domainsConfig: domainsConfig),
-                             metadata: .init(store: owner ?? store, source: "https://pins.example.com/list",
-                                             updated: Sample.now - 60, nextUpdate: Sample.now + 3_600))
+        let file = CacheFile(
+            list: PinList(pins: pins, domainsConfig: domainsConfig),
+            metadata: .init(
+                store: owner ?? store, source: "https://pins.example.com/list",
+                updated: Sample.now - 60, nextUpdate: Sample.now + 3_600))
         replace(with: file.encoded())
     }
 

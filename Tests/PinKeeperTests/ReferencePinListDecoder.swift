@@ -45,8 +45,10 @@ enum ReferencePinListDecoder {
             guard depth >= 0 else {
                 throw PinListError(.invalidContent, reason: "fingerprints[\(index)].depth is negative")
             }
-            pins.append(Pin(name: entry.name, fingerprint: Array(digest), expires: entry.expires,
-                            depth: depth, signature: entry.signature, key: entry.key))
+            pins.append(
+                Pin(
+                    name: entry.name, fingerprint: Array(digest), expires: entry.expires,
+                    depth: depth, signature: entry.signature, key: entry.key))
         }
         return (PinList(pins: pins, domainsConfig: wire.domainsConfig), wire.pinkeeper)
     }
@@ -67,7 +69,8 @@ enum ReferencePinListDecoder {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             fingerprints = try container.decode([WireEntry].self, forKey: .fingerprints)
             domainsConfig = try container.decodeIfPresent(DomainsConfig.self, forKey: .domainsConfig)
-            pinkeeper = ReferencePinListDecoder.readsCacheFields(decoder)
+            pinkeeper =
+                ReferencePinListDecoder.readsCacheFields(decoder)
                 ? try container.decodeIfPresent(CacheFile.Metadata.self, forKey: .pinkeeper) : nil
         }
     }
@@ -93,8 +96,10 @@ enum ReferencePinListDecoder {
             key = ReferencePinListDecoder.readsCacheFields(decoder) ? try container.decodeIfPresent(String.self, forKey: .key) : nil
         }
 
-        private static func integer<T: FixedWidthInteger & Decodable>(_ container: KeyedDecodingContainer<CodingKeys>,
-                                                                     _ key: CodingKeys) throws -> T {
+        private static func integer<T: FixedWidthInteger & Decodable>(
+            _ container: KeyedDecodingContainer<CodingKeys>,
+            _ key: CodingKeys
+        ) throws -> T {
             do {
                 return try container.decode(T.self, forKey: key)
             } catch let error as DecodingError {

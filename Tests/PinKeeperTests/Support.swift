@@ -8,8 +8,10 @@ enum Sample {
     /// 32 bytes of `byte`, i.e. a well-formed SHA-256 digest.
     static func digest(_ byte: UInt8) -> [UInt8] { [UInt8](repeating: byte, count: 32) }
 
-    static func pin(_ name: String, _ byte: UInt8, expires: Int64 = now + 86_400, depth: Int = 0,
-                    signature: String? = nil) -> Pin {
+    static func pin(
+        _ name: String, _ byte: UInt8, expires: Int64 = now + 86_400, depth: Int = 0,
+        signature: String? = nil
+    ) -> Pin {
         Pin(name: name, fingerprint: digest(byte), expires: expires, depth: depth, signature: signature)
     }
 
@@ -19,9 +21,11 @@ enum Sample {
     }
 
     /// One entry; each argument is raw JSON so tests can put any type in any field.
-    static func entry(name: String = "\"api.example.com\"",
-                      fingerprint: String = "\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\"",
-                      expires: String = "4102444800", extra: String = "") -> String {
+    static func entry(
+        name: String = "\"api.example.com\"",
+        fingerprint: String = "\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\"",
+        expires: String = "4102444800", extra: String = ""
+    ) -> String {
         "{\"name\":\(name),\"fingerprint\":\(fingerprint),\"expires\":\(expires)\(extra)}"
     }
 

@@ -8,8 +8,10 @@ struct ValidationTests {
     let now = Sample.now
     let name = "api.example.com"
 
-    func verdict(_ pins: [Pin], _ fingerprint: UInt8, name: String? = nil, depth: Int = 0,
-                 expected: [String]? = nil, domains: DomainsConfig? = nil) -> Verdict {
+    func verdict(
+        _ pins: [Pin], _ fingerprint: UInt8, name: String? = nil, depth: Int = 0,
+        expected: [String]? = nil, domains: DomainsConfig? = nil
+    ) -> Verdict {
         PinValidator(pins: pins, expectedCommonNames: expected, domainsConfig: domains)
             .validate(PeerNames(host: name ?? self.name), fingerprint: Sample.digest(fingerprint), depth: depth, now: now)
     }
@@ -73,10 +75,12 @@ struct ValidationTests {
     // MARK: domainsConfig
 
     static func domains(unlisted: Bool) -> DomainsConfig {
-        DomainsConfig(sslPinningRequiredForUnlisted: unlisted, domains: [
-            .init(name: "bypass.example.com", sslPinningRequired: false),
-            .init(name: "api.example.com", sslPinningRequired: true),
-        ])
+        DomainsConfig(
+            sslPinningRequiredForUnlisted: unlisted,
+            domains: [
+                .init(name: "bypass.example.com", sslPinningRequired: false),
+                .init(name: "api.example.com", sslPinningRequired: true),
+            ])
     }
 
     @Test(arguments: [true, false])
@@ -96,15 +100,19 @@ struct ValidationTests {
     @Test func unlistedDomainFollowsSslPinningRequiredForUnlisted() {
         #expect(verdict([], 0x01, name: "new.example.com", domains: Self.domains(unlisted: false)) == .trusted)
         #expect(verdict([], 0x01, name: "new.example.com", domains: Self.domains(unlisted: true)) == .empty)
-        #expect(verdict([Sample.pin("new.example.com", 0x02)], 0x01, name: "new.example.com",
-                        domains: Self.domains(unlisted: true)) == .untrusted)
+        #expect(
+            verdict(
+                [Sample.pin("new.example.com", 0x02)], 0x01, name: "new.example.com",
+                domains: Self.domains(unlisted: true)) == .untrusted)
     }
 
     @Test func expectedCommonNamesComeBeforeTheServersDomainBypass() {
         // A signed domainsConfig must not widen the operator's expected_common_names.
         #expect(verdict([], 0x01, name: "bypass.example.com", expected: [name], domains: Self.domains(unlisted: true)) == .untrusted)
-        #expect(verdict([], 0x01, name: "bypass.example.com", expected: ["bypass.example.com"],
-                        domains: Self.domains(unlisted: true)) == .trusted)
+        #expect(
+            verdict(
+                [], 0x01, name: "bypass.example.com", expected: ["bypass.example.com"],
+                domains: Self.domains(unlisted: true)) == .trusted)
     }
 
     // MARK: Depth

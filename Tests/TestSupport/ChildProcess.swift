@@ -10,8 +10,10 @@ package enum ChildProcess {
         package var timedOut: Bool
     }
 
-    package static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                            timeout: TimeInterval) -> Result {
+    package static func run(
+        _ path: String, _ arguments: [String], environment: [String: String]? = nil,
+        timeout: TimeInterval
+    ) -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

@@ -36,10 +36,12 @@ public enum ConfigLoader {
         }
 
         let configuration = Configuration(
-            cacheDirectory: try directory(main, "cache_directory", env: environment["CACHE_DIRECTORY"],
-                                          fallback: "/var/cache/pinkeeper", file: path),
-            stateDirectory: try directory(main, "state_directory", env: environment["STATE_DIRECTORY"],
-                                          fallback: "/var/lib/pinkeeper", file: path),
+            cacheDirectory: try directory(
+                main, "cache_directory", env: environment["CACHE_DIRECTORY"],
+                fallback: "/var/cache/pinkeeper", file: path),
+            stateDirectory: try directory(
+                main, "state_directory", env: environment["STATE_DIRECTORY"],
+                fallback: "/var/lib/pinkeeper", file: path),
             metricsFile: try absolutePath(main, "metrics_file", file: path),
             concurrency: try concurrency(main, file: path),
             stores: stores.values.sorted { $0.id < $1.id },
@@ -55,7 +57,8 @@ public enum ConfigLoader {
         do {
             text = try String(contentsOfFile: file, encoding: .utf8)
         } catch {
-            let reason = FileManager.default.fileExists(atPath: file)
+            let reason =
+                FileManager.default.fileExists(atPath: file)
                 ? "cannot be read (check its permissions and that it is UTF-8)"
                 : "does not exist (create it or pass --config)"
             throw ConfigError(file: file, reason)
@@ -78,9 +81,11 @@ public enum ConfigLoader {
 
     // MARK: Stores
 
-    private static func addStores(from table: TOMLTable, file: String, defaults: UpdatePolicy,
-                                  probeDefaults: ProbeKeys.Written,
-                                  into stores: inout [String: StoreConfig]) throws(ConfigError) {
+    private static func addStores(
+        from table: TOMLTable, file: String, defaults: UpdatePolicy,
+        probeDefaults: ProbeKeys.Written,
+        into stores: inout [String: StoreConfig]
+    ) throws(ConfigError) {
         guard let all = try subtable(table, "stores", file: file) else { return }
         for id in all.keys.sorted() {
             guard let body = all[id]?.table else {
@@ -95,17 +100,21 @@ public enum ConfigLoader {
 
     // MARK: Keys
 
-    static func checkKeys(_ table: TOMLTable, allowed: [String], file: String, store: String? = nil,
-                          prefix: String = "") throws(ConfigError) {
+    static func checkKeys(
+        _ table: TOMLTable, allowed: [String], file: String, store: String? = nil,
+        prefix: String = ""
+    ) throws(ConfigError) {
         for key in table.keys where !allowed.contains(key) {
             if topLevelKeys.contains(key) {
                 // In TOML a key below a [table] header belongs to that table: the usual slip.
-                throw ConfigError(file: file, store: store, key: prefix + key,
-                                  "unknown key here; '\(key)' is daemon-wide: set it in the main file, above its first [table]")
+                throw ConfigError(
+                    file: file, store: store, key: prefix + key,
+                    "unknown key here; '\(key)' is daemon-wide: set it in the main file, above its first [table]")
             }
             let hint = allowed.first { $0.lowercased() == key.lowercased() || editDistance($0, key) <= 2 }
-            throw ConfigError(file: file, store: store, key: prefix + key,
-                              "unknown key" + (hint.map { "; did you mean '\($0)'?" } ?? "; allowed keys: \(allowed.joined(separator: ", "))"))
+            throw ConfigError(
+                file: file, store: store, key: prefix + key,
+                "unknown key" + (hint.map { "; did you mean '\($0)'?" } ?? "; allowed keys: \(allowed.joined(separator: ", "))"))
         }
     }
 
@@ -141,8 +150,10 @@ public enum ConfigLoader {
         try NumericKeys.concurrency.read(table, file: file, store: nil).map { Int($0) } ?? Configuration.defaultConcurrency
     }
 
-    private static func directory(_ table: TOMLTable, _ key: String, env: String?, fallback: String,
-                                  file: String) throws(ConfigError) -> String {
+    private static func directory(
+        _ table: TOMLTable, _ key: String, env: String?, fallback: String,
+        file: String
+    ) throws(ConfigError) -> String {
         if let path = try absolutePath(table, key, file: file) { return path }
         // systemd passes a colon-separated list when several directories are configured; the first is ours.
         if let env, let first = env.split(separator: ":").first, first.hasPrefix("/") { return String(first) }

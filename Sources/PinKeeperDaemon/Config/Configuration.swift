@@ -60,9 +60,11 @@ public struct StoreConfig: Sendable, Equatable {
     /// The file that defined this store, for messages.
     @FetchNeutral public var definedIn: String
 
-    public init(id: String, url: String, publicKeys: [PublicKey], mode: ListMode = .challenge,
-                expectedCommonNames: [String]? = nil, fallbackFile: String? = nil, caFile: String? = nil,
-                policy: UpdatePolicy = UpdatePolicy(), definedIn: String = "") {
+    public init(
+        id: String, url: String, publicKeys: [PublicKey], mode: ListMode = .challenge,
+        expectedCommonNames: [String]? = nil, fallbackFile: String? = nil, caFile: String? = nil,
+        policy: UpdatePolicy = UpdatePolicy(), definedIn: String = ""
+    ) {
         self.id = id
         self.url = url
         self.publicKeys = publicKeys

@@ -42,23 +42,27 @@ enum FileClaims {
             },
         ]
         for store in configuration.stores {
-            let files = [(cache, StoreFiles.cache(store.id), "the cache file"),
-                         (state, StoreFiles.state(store.id), "the state file"),
-                         (state, StoreFiles.probes(store.id), "the probe results"),
-                         (state, StoreFiles.lock(store.id), "the lock")]
+            let files = [
+                (cache, StoreFiles.cache(store.id), "the cache file"),
+                (state, StoreFiles.state(store.id), "the state file"),
+                (state, StoreFiles.probes(store.id), "the probe results"),
+                (state, StoreFiles.lock(store.id), "the lock"),
+            ]
             for (directory, name, purpose) in files {
-                claims.append(Claim(path: join(directory, name), name: "\(purpose) of store '\(store.id)'") {
-                    ConfigError(file: store.definedIn, store: store.id, key: nil, $0)
-                })
+                claims.append(
+                    Claim(path: join(directory, name), name: "\(purpose) of store '\(store.id)'") {
+                        ConfigError(file: store.definedIn, store: store.id, key: nil, $0)
+                    })
             }
         }
         if let metrics = configuration.metricsFile {
             let parts = metrics.unicodeScalars.split(separator: "/").map { String(String.UnicodeScalarView($0)) }
             let parent = parts.dropLast().joined(separator: "/")
             let name = parts.last ?? ""
-            claims.append(Claim(path: join(resolved("/" + parent), name), name: "metrics_file") {
-                ConfigError(file: mainFile, key: "metrics_file", $0)
-            })
+            claims.append(
+                Claim(path: join(resolved("/" + parent), name), name: "metrics_file") {
+                    ConfigError(file: mainFile, key: "metrics_file", $0)
+                })
         }
         var seen: [[UInt8]: Claim] = [:]  // by bytes, as the kernel compares names: not String's canonical equivalence
         for claim in claims {

@@ -7,7 +7,8 @@ enum HookKeys {
     static func apply(_ table: TOMLTable, to policy: inout UpdatePolicy, file: String, store: String?) throws(ConfigError) {
         func error(_ key: String, _ problem: String) -> ConfigError { ConfigError(file: file, store: store, key: key, problem) }
         if let raw = table["on_change"] {
-            let usage = "must be a non-empty array of strings: the program's absolute path, then its arguments, "
+            let usage =
+                "must be a non-empty array of strings: the program's absolute path, then its arguments, "
                 + "such as [\"/usr/local/bin/reload-pins\", \"--quiet\"] (no shell runs it)"
             guard let array = raw.array, !array.isEmpty else { throw error("on_change", usage) }
             var argv: [String] = []

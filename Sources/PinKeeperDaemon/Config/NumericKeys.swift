@@ -51,30 +51,38 @@ enum NumericKeys {
     static let durationForms = ", such as \"90s\", \"15m\", \"36h\", \"7d\", \"2w\" or integer seconds"
 
     /// Certificates live 398 days at most: a list fetched less often than yearly is never current.
-    static let periodicUpdateInterval = NumericKey(name: "periodic_update_interval", kind: .duration, range: 1...year,
-                                                   hint: durationForms)
+    static let periodicUpdateInterval = NumericKey(
+        name: "periodic_update_interval", kind: .duration, range: 1...year,
+        hint: durationForms)
     /// 0 turns the early fetch off; beyond a certificate's life it would always be on.
-    static let expirationUpdateThreshold = NumericKey(name: "expiration_update_threshold", kind: .duration, range: 0...year,
-                                                      hint: durationForms)
+    static let expirationUpdateThreshold = NumericKey(
+        name: "expiration_update_threshold", kind: .duration, range: 0...year,
+        hint: durationForms)
     /// Lists are kilobytes; a transfer slower than 64 bytes/s is cut after 10 s anyway, and a
     /// longer limit would hold up the whole pass.
     static let requestTimeout = NumericKey(name: "request_timeout", kind: .duration, range: 1...3_600, hint: durationForms)
     /// A response is held in memory and parsed whole; real lists are kilobytes. The cache file a
     /// list becomes must stay under the 64 MiB that readers (and the daemon) accept.
-    static let maxResponseSize = NumericKey(name: "max_response_size", kind: .size, range: 1...(32 << 20),
-                                            hint: ", such as \"512KiB\", \"1MiB\" or integer bytes")
+    static let maxResponseSize = NumericKey(
+        name: "max_response_size", kind: .size, range: 1...(32 << 20),
+        hint: ", such as \"512KiB\", \"1MiB\" or integer bytes")
     static let retryMin = NumericKey(name: "retry_min", kind: .duration, range: 1...year, hint: durationForms)
     static let retryMax = NumericKey(name: "retry_max", kind: .duration, range: 1...year, hint: durationForms)
     /// A hook that needs longer should start its work in the background (or be a systemd unit).
-    static let hookTimeout = NumericKey(name: "hook_timeout", kind: .duration, range: 1...600,
-                                        hint: ", such as \"30s\" or \"2m\"")
+    static let hookTimeout = NumericKey(
+        name: "hook_timeout", kind: .duration, range: 1...600,
+        hint: ", such as \"30s\" or \"2m\"")
     /// A probe is a full TLS handshake: more often than every 10 s would only load the servers.
-    static let probeInterval = NumericKey(name: "probe_interval", kind: .duration, range: ProbeKeys.shortestInterval...year,
-                                          hint: durationForms)
-    static let concurrency = NumericKey(name: "concurrency", kind: .integer,
-                                        range: Int64(Configuration.concurrencyRange.lowerBound)...Int64(Configuration.concurrencyRange.upperBound),
-                                        hint: ": how many stores are updated at once")
+    static let probeInterval = NumericKey(
+        name: "probe_interval", kind: .duration, range: ProbeKeys.shortestInterval...year,
+        hint: durationForms)
+    static let concurrency = NumericKey(
+        name: "concurrency", kind: .integer,
+        range: Int64(Configuration.concurrencyRange.lowerBound)...Int64(Configuration.concurrencyRange.upperBound),
+        hint: ": how many stores are updated at once")
 
-    static let all = [periodicUpdateInterval, expirationUpdateThreshold, requestTimeout, maxResponseSize, retryMin, retryMax,
-                      hookTimeout, probeInterval, concurrency]
+    static let all = [
+        periodicUpdateInterval, expirationUpdateThreshold, requestTimeout, maxResponseSize, retryMin, retryMax,
+        hookTimeout, probeInterval, concurrency,
+    ]
 }

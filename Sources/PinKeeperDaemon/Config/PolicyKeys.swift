@@ -1,8 +1,10 @@
-
 /// The keys of `[defaults]`, which every store may also set for itself.
 enum PolicyKeys {
-    static let all = ["periodic_update_interval", "expiration_update_threshold", "request_timeout",
-                      "max_response_size", "retry_min", "retry_max", "proxy"] + HookKeys.all
+    static let all =
+        [
+            "periodic_update_interval", "expiration_update_threshold", "request_timeout",
+            "max_response_size", "retry_min", "retry_max", "proxy",
+        ] + HookKeys.all
 
     static func apply(_ table: TOMLTable, to base: UpdatePolicy, file: String, store: String?) throws(ConfigError) -> UpdatePolicy {
         var policy = base

@@ -17,8 +17,9 @@ enum ProbeKeys {
 
     static func read(_ table: TOMLTable, file: String, store: String?) throws(ConfigError) -> Written {
         let reader = Reader(table: table, file: file, store: store)
-        return Written(targets: try reader.targets(), interval: try reader.interval(), caFile: try reader.caFile(),
-                       connectTo: try reader.connectTo())
+        return Written(
+            targets: try reader.targets(), interval: try reader.interval(), caFile: try reader.caFile(),
+            connectTo: try reader.connectTo())
     }
 
     /// A store's probes: each of its own keys replaces the default. `probe_connect_to` written in
@@ -29,15 +30,20 @@ enum ProbeKeys {
         let connectTo = own.connectTo ?? defaults.connectTo ?? [:]
         if let written = own.connectTo {
             for key in written.keys.sorted(by: { $0.description < $1.description }) where !endpoints.contains(key) {
-                let known = endpoints.isEmpty ? "the store has no probe targets" : "its probe targets are "
-                    + endpoints.map(\.description).joined(separator: ", ")
-                throw ConfigError(file: file, store: store, key: "probe_connect_to",
-                                  "\"\(key)\" names no probe target of this store; \(known)")
+                let known =
+                    endpoints.isEmpty
+                    ? "the store has no probe targets"
+                    : "its probe targets are "
+                        + endpoints.map(\.description).joined(separator: ", ")
+                throw ConfigError(
+                    file: file, store: store, key: "probe_connect_to",
+                    "\"\(key)\" names no probe target of this store; \(known)")
             }
         }
-        return ProbeSettings(targets: endpoints.map { ProbeTarget(endpoint: $0, connectTo: connectTo[$0]) },
-                             interval: own.interval ?? defaults.interval ?? ProbeSettings().interval,
-                             caFile: own.caFile ?? defaults.caFile)
+        return ProbeSettings(
+            targets: endpoints.map { ProbeTarget(endpoint: $0, connectTo: connectTo[$0]) },
+            interval: own.interval ?? defaults.interval ?? ProbeSettings().interval,
+            caFile: own.caFile ?? defaults.caFile)
     }
 
     private struct Reader {
@@ -59,8 +65,10 @@ enum ProbeKeys {
             var targets: [Endpoint] = []
             for (index, element) in array.enumerated() {
                 guard let text = element.string, let endpoint = Endpoint.parse(text) else {
-                    throw error("probe", "entry \(index + 1) (\(element.string.map { "\"\($0)\"" } ?? "not a string")) must be a host name "
-                                + "or address with an optional port: \(Self.endpointForms)")
+                    throw error(
+                        "probe",
+                        "entry \(index + 1) (\(element.string.map { "\"\($0)\"" } ?? "not a string")) must be a host name "
+                            + "or address with an optional port: \(Self.endpointForms)")
                 }
                 guard !targets.contains(endpoint) else { throw error("probe", "lists \(endpoint) twice") }
                 targets.append(endpoint)
@@ -80,8 +88,10 @@ enum ProbeKeys {
             let key = "probe_connect_to"
             guard let value = table[key] else { return nil }
             guard let map = value.table else {
-                throw error(key, "must be a table from probe target to the address to connect to, such as "
-                            + "{ \"api.example.com:443\" = \"10.0.0.5:8443\" }")
+                throw error(
+                    key,
+                    "must be a table from probe target to the address to connect to, such as "
+                        + "{ \"api.example.com:443\" = \"10.0.0.5:8443\" }")
             }
             var result: [Endpoint: Endpoint] = [:]
             for name in map.keys.sorted() {
@@ -89,8 +99,10 @@ enum ProbeKeys {
                     throw error(key, "\"\(name)\" is not a probe target: \(Self.endpointForms)")
                 }
                 guard let text = map[name]?.string, let address = Endpoint.parse(text, defaultPort: target.port) else {
-                    throw error(key, "the value for \"\(name)\" must be a string: a host name or address with an optional "
-                                + "port (default \(target.port))")
+                    throw error(
+                        key,
+                        "the value for \"\(name)\" must be a string: a host name or address with an optional "
+                            + "port (default \(target.port))")
                 }
                 guard result[target] == nil else { throw error(key, "names \(target) twice") }
                 result[target] = address

@@ -15,8 +15,9 @@ struct StoreParser {
 
     func parse() throws(ConfigError) -> StoreConfig {
         guard Self.isValidID(id) else {
-            throw ConfigError(file: file, store: id,
-                              "invalid store id: use 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit")
+            throw ConfigError(
+                file: file, store: id,
+                "invalid store id: use 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit")
         }
         if let problem = FileClaims.idProblem(id) { throw ConfigError(file: file, store: id, problem) }
         try ConfigLoader.checkKeys(table, allowed: Self.keys, file: file, store: id)
@@ -27,11 +28,13 @@ struct StoreParser {
         }
         let fallback = try readablePath("fallback_file")
         if let fallback { try checkFallback(fallback) }
-        var store = StoreConfig(id: id, url: try url(), publicKeys: try publicKeys(), mode: mode,
-                                expectedCommonNames: try commonNames(), fallbackFile: fallback,
-                                caFile: try readablePath("ca_file"), policy: policy, definedIn: file)
-        store.probe = try ProbeKeys.settings(own: ProbeKeys.read(table, file: file, store: id), defaults: probeDefaults,
-                                             file: file, store: id)
+        var store = StoreConfig(
+            id: id, url: try url(), publicKeys: try publicKeys(), mode: mode,
+            expectedCommonNames: try commonNames(), fallbackFile: fallback,
+            caFile: try readablePath("ca_file"), policy: policy, definedIn: file)
+        store.probe = try ProbeKeys.settings(
+            own: ProbeKeys.read(table, file: file, store: id), defaults: probeDefaults,
+            file: file, store: id)
         return store
     }
 
@@ -56,11 +59,14 @@ struct StoreParser {
         // Checked before parsing so that no error message echoes the secret. The URL is
         // published in every cache file's `source`, which all local users may read.
         if Self.authority(of: text).contains("@") {
-            throw error("url", "must not carry credentials (user:password@): the URL is published in the cache file, "
-                + "readable by every local user; use an address that needs no credentials, or an authenticating proxy")
+            throw error(
+                "url",
+                "must not carry credentials (user:password@): the URL is published in the cache file, "
+                    + "readable by every local user; use an address that needs no credentials, or an authenticating proxy")
         }
         guard let parts = URLComponents(string: text), parts.scheme?.lowercased() == "https",
-              let host = parts.host, !host.isEmpty else {
+            let host = parts.host, !host.isEmpty
+        else {
             throw error("url", "must be an https:// URL with a host, not \"\(text)\"")
         }
         return text

@@ -16,8 +16,10 @@ public enum StoreHealth: String, Sendable, Comparable, CaseIterable {
 
     public static func < (a: StoreHealth, b: StoreHealth) -> Bool { a.rank < b.rank }
 
-    public static func of(validPins: Int, lastResult: UpdateResult?, lastSuccess: Int64?, now: Int64,
-                          periodicUpdateInterval: Int64, stateKnown: Bool = true) -> StoreHealth {
+    public static func of(
+        validPins: Int, lastResult: UpdateResult?, lastSuccess: Int64?, now: Int64,
+        periodicUpdateInterval: Int64, stateKnown: Bool = true
+    ) -> StoreHealth {
         if validPins == 0 { return .empty }
         if !stateKnown { return .unknown }
         if let lastResult, lastResult != .ok { return .failing }

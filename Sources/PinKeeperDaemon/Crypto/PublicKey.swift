@@ -34,8 +34,9 @@ public final class PublicKey: Sendable, Equatable {
             throw Invalid(reason: "is not valid base64")
         }
         guard point.count == 65, point.first == 0x04 else {
-            throw Invalid(reason: "must be the 65-byte uncompressed P-256 point (0x04||X||Y), got \(point.count) bytes"
-                + (point.count == 91 ? " (this looks like SPKI DER; export the raw point instead)" : ""))
+            throw Invalid(
+                reason: "must be the 65-byte uncompressed P-256 point (0x04||X||Y), got \(point.count) bytes"
+                    + (point.count == 91 ? " (this looks like SPKI DER; export the raw point instead)" : ""))
         }
         self.base64 = base64
         self.point = Array(point)
@@ -99,8 +100,9 @@ public final class PublicKey: Sendable, Equatable {
             return false
         }
         let result = signature.withUnsafeBufferPointer { sig in
-            EVP_DigestVerify(context, sig.baseAddress, sig.count,
-                             message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count)
+            EVP_DigestVerify(
+                context, sig.baseAddress, sig.count,
+                message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count)
         }
         // 0 = wrong signature, < 0 = malformed DER: both mean "not valid"; don't leave errors queued.
         if result != 1 { OpenSSLError.clear() }

@@ -24,9 +24,11 @@ public struct Daemon: Sendable {
     /// inherit a task executor preference, so the loop passes it on to each one it starts.
     public var executor: (any TaskExecutor)?
 
-    public init(configuration: Configuration, reload: @escaping @Sendable () -> Result<Configuration, ConfigError>,
-                makeUpdater: @escaping @Sendable (Configuration) -> StoreUpdater, notifier: ServiceNotifier,
-                clock: WallClock = SystemClock(), logger: Logger) {
+    public init(
+        configuration: Configuration, reload: @escaping @Sendable () -> Result<Configuration, ConfigError>,
+        makeUpdater: @escaping @Sendable (Configuration) -> StoreUpdater, notifier: ServiceNotifier,
+        clock: WallClock = SystemClock(), logger: Logger
+    ) {
         self.configuration = configuration
         self.reload = reload
         self.makeUpdater = makeUpdater
@@ -82,8 +84,9 @@ private struct Loop {
         self.input = input
         self.config = daemon.configuration
         self.updater = daemon.makeUpdater(daemon.configuration)
-        self.probes = ProbeSchedule(configuration: daemon.configuration, state: ProbeStateDirectory(path: daemon.configuration.stateDirectory),
-                                    now: daemon.clock.now())
+        self.probes = ProbeSchedule(
+            configuration: daemon.configuration, state: ProbeStateDirectory(path: daemon.configuration.stateDirectory),
+            now: daemon.clock.now())
         self.watchdogHalfPeriod = daemon.notifier.watchdogMicroseconds.map { .microseconds(Int64($0 / 2)) }
         self.metrics = MetricsWriter(logger: daemon.logger)
     }
@@ -158,8 +161,9 @@ private struct Loop {
         let superseded = SupersededStores()
         self.superseded = superseded
         pass = Task(executorPreference: daemon.executor) {
-            let reports = await UpdatePass.run(stores, updater: updater, concurrency: concurrency,
-                                               skip: superseded.contains)
+            let reports = await UpdatePass.run(
+                stores, updater: updater, concurrency: concurrency,
+                skip: superseded.contains)
             input.yield(.passFinished(reports))
         }
     }
@@ -180,8 +184,9 @@ private struct Loop {
             // New pins may change a probe's answer.
             if report.result == .ok && !report.notModified { probes.probeNow([report.store], now: now) }
             let health: StoreHealth = report.pins == 0 ? .empty : (report.result == .ok ? .fresh : .failing)
-            status[report.store] = .init(store: report.store, health: health,
-                                         reason: report.result == .ok ? nil : report.result.rawValue)
+            status[report.store] = .init(
+                store: report.store, health: health,
+                reason: report.result == .ok ? nil : report.result.rawValue)
         }
         if !ready { becomeReady() } else { publishStatus(now: now) }
     }
@@ -202,8 +207,10 @@ private struct Loop {
     private mutating func startDueProbes() {
         let input = self.input
         let runner = ProbeRunner(configuration: config, clock: daemon.clock, random: updater.random, logger: logger)
-        probes.startDue(configuration: config, now: daemon.clock.now(), runner: runner, concurrency: config.concurrency,
-                        executor: daemon.executor) {
+        probes.startDue(
+            configuration: config, now: daemon.clock.now(), runner: runner, concurrency: config.concurrency,
+            executor: daemon.executor
+        ) {
             input.yield(.probesFinished($0))
         }
     }
@@ -216,8 +223,9 @@ private struct Loop {
         if case .valid(let file) = updater.cache.load(store: store.id, now: now) { cache = file } else { cache = nil }
         let state = updater.state.load(store: store.id)
         let validPins = cache?.list.pins.filter { !$0.isExpired(at: now) }.count ?? 0
-        let health = StoreHealth.of(validPins: validPins, lastResult: state.lastResult, lastSuccess: state.lastSuccess,
-                                    now: now, periodicUpdateInterval: store.policy.periodicUpdateInterval)
+        let health = StoreHealth.of(
+            validPins: validPins, lastResult: state.lastResult, lastSuccess: state.lastSuccess,
+            now: now, periodicUpdateInterval: store.policy.periodicUpdateInterval)
         status[store.id] = .init(store: store.id, health: health, reason: state.lastResult == .ok ? nil : state.lastResult?.rawValue)
         return (DueTime.of(cache: cache, state: state, policy: store.policy, now: now), validPins > 0)
     }

@@ -1,8 +1,10 @@
 extension OneShotUpdate {
     /// `pinkeeper update --dry-run`: every selected store, due or not, at most `concurrency` at
     /// once; one preview per store in configuration order.
-    public static func dryRun(configuration: Configuration, storeIDs: [String],
-                              updater: StoreUpdater) async -> [StoreUpdater.Preview] {
+    public static func dryRun(
+        configuration: Configuration, storeIDs: [String],
+        updater: StoreUpdater
+    ) async -> [StoreUpdater.Preview] {
         let selected = storeIDs.isEmpty ? configuration.stores : storeIDs.compactMap(configuration.store)
         return await withTaskGroup(of: (Int, StoreUpdater.Preview).self) { group in
             var previews = [StoreUpdater.Preview?](repeating: nil, count: selected.count)
@@ -29,7 +31,9 @@ extension StoreUpdater.Preview {
     public var line: String {
         var extra = " added=\(changes.added) unchanged=\(changes.unchanged) expired=\(changes.expired) dropped=\(changes.dropped)"
         if ignoredUnsignedFields { extra += " unsigned=ignored" }
-        return OneShotUpdate.Line(store: store, result: result.rawValue, pins: pins, nextUpdate: nextAttempt,
-                                  reason: reason, failed: result != .ok).text(extra: extra)
+        return OneShotUpdate.Line(
+            store: store, result: result.rawValue, pins: pins, nextUpdate: nextAttempt,
+            reason: reason, failed: result != .ok
+        ).text(extra: extra)
     }
 }

@@ -20,8 +20,9 @@ public enum OneShotUpdate {
 
         /// An attempt's report (`update`, `import`); busy: another process held the store for the whole wait.
         public init(_ report: StoreUpdater.Report) {
-            self.init(store: report.store, result: report.busy ? "busy" : report.result.rawValue, pins: report.pins,
-                      nextUpdate: report.nextAttempt, reason: report.reason, failed: report.busy || report.result != .ok)
+            self.init(
+                store: report.store, result: report.busy ? "busy" : report.result.rawValue, pins: report.pins,
+                nextUpdate: report.nextAttempt, reason: report.reason, failed: report.busy || report.result != .ok)
         }
 
         /// `<store> <result> pins=N next=ISO[ reason="…"]`; `extra` fields go before the reason.
@@ -32,8 +33,10 @@ public enum OneShotUpdate {
         }
     }
 
-    public static func run(configuration: Configuration, storeIDs: [String], force: Bool, updater: StoreUpdater,
-                           clock: WallClock = SystemClock()) async -> [Line] {
+    public static func run(
+        configuration: Configuration, storeIDs: [String], force: Bool, updater: StoreUpdater,
+        clock: WallClock = SystemClock()
+    ) async -> [Line] {
         let selected = storeIDs.isEmpty ? configuration.stores : storeIDs.compactMap(configuration.store)
         let now = clock.now()
         var lines: [String: Line] = [:]
@@ -68,8 +71,9 @@ public enum OneShotUpdate {
             if dueAt > now {
                 let pins = cache.list.pins.filter { !$0.isExpired(at: now) }.count
                 let failing = state.lastResult.map { $0 != .ok } ?? false
-                lines[store.id] = Line(store: store.id, result: failing ? "waiting" : "fresh", pins: pins,
-                                       nextUpdate: dueAt, reason: failing ? state.lastReason : nil, failed: failing)
+                lines[store.id] = Line(
+                    store: store.id, result: failing ? "waiting" : "fresh", pins: pins,
+                    nextUpdate: dueAt, reason: failing ? state.lastReason : nil, failed: failing)
             } else {
                 fetchLater(store)
             }

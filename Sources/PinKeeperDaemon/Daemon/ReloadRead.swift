@@ -18,12 +18,13 @@ struct ReloadRead: Sendable {
 
     static func run(_ daemon: Daemon) async -> ReloadRead {
         await BlockingWork.run(named: "pinkeeper-reload") {
-            ReloadRead(outcome: daemon.reload().map { configuration in
-                let updater = daemon.makeUpdater(configuration)
-                let now = daemon.clock.now()
-                let unreconciled = configuration.stores.filter { updater.reconcileCheck($0, now: now).needed }.map(\.id)
-                return Fresh(configuration: configuration, updater: updater, unreconciled: Set(unreconciled))
-            })
+            ReloadRead(
+                outcome: daemon.reload().map { configuration in
+                    let updater = daemon.makeUpdater(configuration)
+                    let now = daemon.clock.now()
+                    let unreconciled = configuration.stores.filter { updater.reconcileCheck($0, now: now).needed }.map(\.id)
+                    return Fresh(configuration: configuration, updater: updater, unreconciled: Set(unreconciled))
+                })
         }
     }
 }

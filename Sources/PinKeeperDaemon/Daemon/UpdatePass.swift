@@ -2,9 +2,11 @@
 /// report per store in the order given. A store for which `skip` says yes when its turn comes is
 /// not started (its report says so, as for a cancelled pass).
 public enum UpdatePass {
-    public static func run(_ stores: [StoreConfig], updater: StoreUpdater,
-                           concurrency: Int = Configuration.defaultConcurrency,
-                           skip: (String) -> Bool = { _ in false }) async -> [StoreUpdater.Report] {
+    public static func run(
+        _ stores: [StoreConfig], updater: StoreUpdater,
+        concurrency: Int = Configuration.defaultConcurrency,
+        skip: (String) -> Bool = { _ in false }
+    ) async -> [StoreUpdater.Report] {
         await withTaskGroup(of: (Int, StoreUpdater.Report).self) { group in
             var reports = [StoreUpdater.Report?](repeating: nil, count: stores.count)
             var next = 0
@@ -21,8 +23,10 @@ public enum UpdatePass {
                 if !Task.isCancelled { startNext() }
             }
             return reports.enumerated().map { index, report in
-                report ?? StoreUpdater.Report(store: stores[index].id, result: .networkError,
-                                              reason: "cancelled before it started", pins: 0, nextAttempt: 0)
+                report
+                    ?? StoreUpdater.Report(
+                        store: stores[index].id, result: .networkError,
+                        reason: "cancelled before it started", pins: 0, nextAttempt: 0)
             }
         }
     }

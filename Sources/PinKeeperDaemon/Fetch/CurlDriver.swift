@@ -119,7 +119,8 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
                 var pending: Int32 = 0
                 while let message = pk_curl_multi_info_read(multi, &pending) {
                     guard message.pointee.msg == CURLMSG_DONE,
-                          let index = active.firstIndex(where: { $0.easy == message.pointee.easy_handle }) else { continue }
+                        let index = active.firstIndex(where: { $0.easy == message.pointee.easy_handle })
+                    else { continue }
                     active.remove(at: index).finish(in: multi, code: message.pointee.data.result)
                 }
                 if performed != CURLM_OK {

@@ -154,15 +154,16 @@ final class CurlTransfer: @unchecked Sendable {  // safe: see above (driver-conf
     private func configure(_ easy: UnsafeMutableRawPointer, headerList: UnsafeMutablePointer<curl_slist>?) -> String? {
         let me = Unmanaged.passUnretained(self).toOpaque()
         let limits = Self.timeLimits(seconds: request.timeout)
-        let longs: [(CURLoption, Int)] = [
-            (CURLOPT_NOSIGNAL, 1),  // no SIGALRM from the resolver in a threaded program
-            (CURLOPT_FOLLOWLOCATION, 1), (CURLOPT_MAXREDIRS, 5),
-            (CURLOPT_SSL_VERIFYPEER, 1), (CURLOPT_SSL_VERIFYHOST, 2),
-            (CURLOPT_TIMEOUT_MS, limits.total), (CURLOPT_CONNECTTIMEOUT_MS, limits.connect),
-            // Abort a drip-feeding server: under 64 bytes/s for 10 s (or the whole timeout if shorter).
-            (CURLOPT_LOW_SPEED_LIMIT, 64), (CURLOPT_LOW_SPEED_TIME, limits.lowSpeed),
-            (CURLOPT_MAXFILESIZE_LARGE, request.maxResponseSize),
-        ] + request.proxy.curlLongs
+        let longs: [(CURLoption, Int)] =
+            [
+                (CURLOPT_NOSIGNAL, 1),  // no SIGALRM from the resolver in a threaded program
+                (CURLOPT_FOLLOWLOCATION, 1), (CURLOPT_MAXREDIRS, 5),
+                (CURLOPT_SSL_VERIFYPEER, 1), (CURLOPT_SSL_VERIFYHOST, 2),
+                (CURLOPT_TIMEOUT_MS, limits.total), (CURLOPT_CONNECTTIMEOUT_MS, limits.connect),
+                // Abort a drip-feeding server: under 64 bytes/s for 10 s (or the whole timeout if shorter).
+                (CURLOPT_LOW_SPEED_LIMIT, 64), (CURLOPT_LOW_SPEED_TIME, limits.lowSpeed),
+                (CURLOPT_MAXFILESIZE_LARGE, request.maxResponseSize),
+            ] + request.proxy.curlLongs
         for (option, value) in longs where pk_curl_set_long(easy, option, value) != CURLE_OK {
             return "libcurl refused option \(option.rawValue)"
         }

@@ -8,13 +8,15 @@ enum HTTPDate {
     static func parse(_ text: String) -> Int64? {
         let parts = text.split(separator: " ")
         guard parts.count == 6, days.contains(String(parts[0])), parts[5] == "GMT",
-              let day = Int(parts[1]), (1...31).contains(day),
-              let month = months.firstIndex(of: String(parts[2])),
-              parts[3].count == 4, let year = Int(parts[3]), year >= 1970 else { return nil }
+            let day = Int(parts[1]), (1...31).contains(day),
+            let month = months.firstIndex(of: String(parts[2])),
+            parts[3].count == 4, let year = Int(parts[3]), year >= 1970
+        else { return nil }
         let clock = parts[4].split(separator: ":")
         guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
-              let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
-              hour < 24, minute < 60, second < 61 else { return nil }
+            let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
+            hour < 24, minute < 60, second < 61
+        else { return nil }
         return daysFromEpoch(year: year, month: month + 1, day: day) * 86_400
             + Int64(hour * 3_600 + minute * 60 + second)
     }

@@ -12,8 +12,10 @@ public struct HTTPRequest: Sendable {
     public var maxResponseSize: Int
     public var proxy: ProxySetting
 
-    public init(url: String, headers: [String] = [], caFile: String? = nil, timeout: Int64 = 30, maxResponseSize: Int = 1 << 20,
-                proxy: ProxySetting = .environment) {
+    public init(
+        url: String, headers: [String] = [], caFile: String? = nil, timeout: Int64 = 30, maxResponseSize: Int = 1 << 20,
+        proxy: ProxySetting = .environment
+    ) {
         self.url = url
         self.proxy = proxy
         self.headers = headers

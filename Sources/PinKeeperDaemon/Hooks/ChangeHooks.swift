@@ -34,9 +34,11 @@ public final class ChangeHooks: Sendable {
     /// Only a program nobody else can change is run (`HookTrust`); by default when running as root.
     private let checksOwnership: Bool
 
-    public init(logger: Logger, killGrace: Duration = ChangeHooks.killGrace,
-                environment: [String: String] = ProcessInfo.processInfo.environment,
-                checksOwnership: Bool? = nil) {
+    public init(
+        logger: Logger, killGrace: Duration = ChangeHooks.killGrace,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        checksOwnership: Bool? = nil
+    ) {
         self.logger = logger
         self.grace = killGrace
         self.environment = environment
@@ -46,9 +48,11 @@ public final class ChangeHooks: Sendable {
     /// Called after `store`'s pins changed and were published; returns at once.
     public func pinsChanged(_ store: StoreConfig, cacheFile: String, pins: Int) {
         guard let argv = store.policy.onChange else { return }
-        let request = Request(store: store.id, argv: argv, timeout: .seconds(store.policy.hookTimeout),
-                              environment: HookEnvironment.make(store: store.id, cacheFile: cacheFile, pins: pins,
-                                                                from: environment))
+        let request = Request(
+            store: store.id, argv: argv, timeout: .seconds(store.policy.hookTimeout),
+            environment: HookEnvironment.make(
+                store: store.id, cacheFile: cacheFile, pins: pins,
+                from: environment))
         let start = state.withLock { state in
             guard !state.stopping else { return false }
             guard state.running.insert(store.id).inserted else {
@@ -95,9 +99,10 @@ public final class ChangeHooks: Sendable {
             if checksOwnership, let problem = HookTrust.problem(argv: request.argv) {
                 refuse(request, because: problem)
             } else {
-                let outcome = HookProcess.run(argv: request.argv, environment: request.environment, timeout: request.timeout,
-                                              grace: grace, outputLimit: Self.outputLimit,
-                                              stop: { self.state.withLock { $0.stopping } })
+                let outcome = HookProcess.run(
+                    argv: request.argv, environment: request.environment, timeout: request.timeout,
+                    grace: grace, outputLimit: Self.outputLimit,
+                    stop: { self.state.withLock { $0.stopping } })
                 log(outcome, of: request)
             }
             let (next, waiters) = state.withLock { state -> (Request?, [CheckedContinuation<Void, Never>]) in
@@ -115,10 +120,12 @@ public final class ChangeHooks: Sendable {
 
     /// The pins were published all the same; only the hook is skipped.
     private func refuse(_ request: Request, because problem: String) {
-        logger.warning("change hook not run: as root, pinkeeper runs only a hook that nobody else can change", metadata: [
-            "event": "\(LogEventID.hookFailed.rawValue)", "store": "\(request.store)", "hook": "\(request.argv[0])",
-            "reason": "\(problem)",
-        ])
+        logger.warning(
+            "change hook not run: as root, pinkeeper runs only a hook that nobody else can change",
+            metadata: [
+                "event": "\(LogEventID.hookFailed.rawValue)", "store": "\(request.store)", "hook": "\(request.argv[0])",
+                "reason": "\(problem)",
+            ])
     }
 
     private func log(_ outcome: HookProcess.Outcome, of request: Request) {
@@ -154,8 +161,10 @@ public final class ChangeHooks: Sendable {
     }
 
     static func signalName(_ signal: Int32) -> String {
-        let names: [Int32: String] = [SIGTERM: "SIGTERM", SIGKILL: "SIGKILL", SIGINT: "SIGINT", SIGHUP: "SIGHUP",
-                                      SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT", SIGPIPE: "SIGPIPE", SIGBUS: "SIGBUS"]
+        let names: [Int32: String] = [
+            SIGTERM: "SIGTERM", SIGKILL: "SIGKILL", SIGINT: "SIGINT", SIGHUP: "SIGHUP",
+            SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT", SIGPIPE: "SIGPIPE", SIGBUS: "SIGBUS",
+        ]
         return names[signal] ?? "signal \(signal)"
     }
 }

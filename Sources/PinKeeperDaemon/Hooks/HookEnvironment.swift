@@ -9,8 +9,10 @@ enum HookEnvironment {
     static let inherited = ["LANG", "LC_ALL", "TZ"]
 
     static func make(store: String, cacheFile: String, pins: Int, from daemon: [String: String]) -> [String] {
-        var variables = ["PATH=\(path)", "PINKEEPER_STORE=\(store)", "PINKEEPER_CACHE_FILE=\(cacheFile)",
-                         "PINKEEPER_PINS=\(pins)"]
+        var variables = [
+            "PATH=\(path)", "PINKEEPER_STORE=\(store)", "PINKEEPER_CACHE_FILE=\(cacheFile)",
+            "PINKEEPER_PINS=\(pins)",
+        ]
         for name in inherited {
             if let value = daemon[name], !value.contains("\0") { variables.append("\(name)=\(value)") }
         }

@@ -29,8 +29,10 @@ enum HookProcess {
     }
 
     /// `stop` is asked as the hook runs; once it says yes the hook is ended as at its timeout.
-    static func run(argv: [String], environment: [String], timeout: Duration, grace: Duration,
-                    outputLimit: Int, stop: () -> Bool = { false }) -> Outcome {
+    static func run(
+        argv: [String], environment: [String], timeout: Duration, grace: Duration,
+        outputLimit: Int, stop: () -> Bool = { false }
+    ) -> Outcome {
         let started = ContinuousClock.now
         var stdout = CapturedOutput(limit: outputLimit), stderr = CapturedOutput(limit: outputLimit)
         var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
@@ -50,8 +52,9 @@ enum HookProcess {
         case .success(let child): pid = child
         case .failure(let error):
             close(outPipe[0]); close(errPipe[0])
-            return Outcome(end: .notStarted(error.code), timedOut: false, duration: ContinuousClock.now - started,
-                           stdout: stdout, stderr: stderr)
+            return Outcome(
+                end: .notStarted(error.code), timedOut: false, duration: ContinuousClock.now - started,
+                stdout: stdout, stderr: stderr)
         }
         let readers = [outPipe[0], errPipe[0]]
         for fd in readers { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
@@ -71,10 +74,13 @@ enum HookProcess {
                 drain(&open, stdout: &stdout, stderr: &stderr, readers: readers, waitMilliseconds: 0)
                 var status: Int32 = 0, reaped: pid_t
                 repeat { reaped = waitpid(pid, &status, 0) } while reaped == -1 && errno == EINTR
-                let end: Outcome.End = reaped != pid ? .lost
+                let end: Outcome.End =
+                    reaped != pid
+                    ? .lost
                     : status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
-                return Outcome(end: end, timedOut: timedOut, stopped: stopped, duration: ContinuousClock.now - started,
-                               stdout: stdout, stderr: stderr)
+                return Outcome(
+                    end: end, timedOut: timedOut, stopped: stopped, duration: ContinuousClock.now - started,
+                    stdout: stdout, stderr: stderr)
             }
             let now = ContinuousClock.now
             if terminatedAt == nil && (now >= deadline || stop()) {
@@ -86,8 +92,9 @@ enum HookProcess {
                 killedAt = now
                 kill(-pid, SIGKILL)
             } else if let killedAt, now >= killedAt + grace {
-                return Outcome(end: .unreaped, timedOut: timedOut, stopped: stopped, duration: now - started,
-                               stdout: stdout, stderr: stderr)
+                return Outcome(
+                    end: .unreaped, timedOut: timedOut, stopped: stopped, duration: now - started,
+                    stdout: stdout, stderr: stderr)
             }
         }
     }
@@ -103,8 +110,10 @@ enum HookProcess {
     }
 
     /// Reads whatever the pipes hold, waiting at most `waitMilliseconds` for the first byte.
-    private static func drain(_ open: inout [Int32], stdout: inout CapturedOutput, stderr: inout CapturedOutput,
-                              readers: [Int32], waitMilliseconds: Int32) {
+    private static func drain(
+        _ open: inout [Int32], stdout: inout CapturedOutput, stderr: inout CapturedOutput,
+        readers: [Int32], waitMilliseconds: Int32
+    ) {
         guard !open.isEmpty else { return }
         var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         guard poll(&fds, nfds_t(fds.count), waitMilliseconds) > 0 else { return }

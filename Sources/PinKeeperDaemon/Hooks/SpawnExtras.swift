@@ -4,8 +4,11 @@ import Glibc
 /// Swift's Glibc module does not import, looked up once at run time.
 enum SpawnExtras {
     private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-    private typealias ChangeDirectory = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?,
-                                                        UnsafePointer<CChar>?) -> Int32
+    private typealias ChangeDirectory =
+        @convention(c) (
+            UnsafeMutablePointer<posix_spawn_file_actions_t>?,
+            UnsafePointer<CChar>?
+        ) -> Int32
 
     private static let closeFrom: CloseFrom? = symbol("posix_spawn_file_actions_addclosefrom_np")
     private static let changeDirectory: ChangeDirectory? = symbol("posix_spawn_file_actions_addchdir_np")

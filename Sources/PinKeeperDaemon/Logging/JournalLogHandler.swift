@@ -17,9 +17,10 @@ public struct JournalLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        let entry = JournalEntry(level: event.level, message: "\(event.message)",
-                                 metadata: metadata.merging(event.metadata ?? [:]) { $1 },
-                                 file: event.file, function: event.function, line: event.line)
+        let entry = JournalEntry(
+            level: event.level, message: "\(event.message)",
+            metadata: metadata.merging(event.metadata ?? [:]) { $1 },
+            file: event.file, function: event.function, line: event.line)
         Self.send(entry)
     }
 

@@ -5,8 +5,10 @@ import PinKeeper
 /// every depth), then how long that answer lasts.
 enum ProbeJudgement {
     /// `chain` is the chain OpenSSL verified, leaf first; never what the server merely sent.
-    static func judge(chain: [Certificate], name: String, reader: CacheReader, threshold: Int64,
-                      now: Int64) -> (ProbeOutcome, String) {
+    static func judge(
+        chain: [Certificate], name: String, reader: CacheReader, threshold: Int64,
+        now: Int64
+    ) -> (ProbeOutcome, String) {
         let names = PeerNames(host: name, commonName: chain.first?.commonName)
         let keys = names.keys
         let pins = reader.snapshot().validPins(now: now).filter { pin in keys.contains { $0.matches(pin.name) } }
@@ -15,11 +17,17 @@ enum ProbeJudgement {
             return (.unpinned, "the store has no valid pin for \(names.described): clients enforcing it reject every certificate")
         case .untrusted:
             if !reader.admits(names) {
-                return (.unpinned, "neither \(name) nor the certificate's common name is among the store's expected_common_names: "
-                        + "clients enforcing it reject the host")
+                return (
+                    .unpinned,
+                    "neither \(name) nor the certificate's common name is among the store's expected_common_names: "
+                        + "clients enforcing it reject the host"
+                )
             }
-            return (.unpinned, "the served chain matches none of the \(pins.count) valid pin\(pins.count == 1 ? "" : "s") for \(names.described): "
-                    + "clients enforcing the store reject it now")
+            return (
+                .unpinned,
+                "the served chain matches none of the \(pins.count) valid pin\(pins.count == 1 ? "" : "s") for \(names.described): "
+                    + "clients enforcing the store reject it now"
+            )
         case .trusted:
             break
         }
@@ -38,15 +46,21 @@ enum ProbeJudgement {
         }
         if best.expires < chain[best.depth].notAfter ?? Int64.max {
             // The certificate outlives its pins: the server may well keep serving it.
-            return (.expiring, "the only pins for \(depth) expire \(Timestamp.iso(best.expires)), before the certificate does "
-                    + "(\(Timestamp.iso(chain[best.depth].notAfter ?? 0))), and within expiration_update_threshold")
+            return (
+                .expiring,
+                "the only pins for \(depth) expire \(Timestamp.iso(best.expires)), before the certificate does "
+                    + "(\(Timestamp.iso(chain[best.depth].notAfter ?? 0))), and within expiration_update_threshold"
+            )
         }
         // The certificate expires first: the host must switch to another one, which must be pinned by then.
         let replaced = pins.contains { pin in !matching.contains(pin) && pin.expires > trustedUntil }
         if replaced {
             return (.pinned, "\(depth) expires \(Timestamp.iso(trustedUntil)); a replacement certificate is already pinned")
         }
-        return (.expiring, "\(depth) expires \(Timestamp.iso(trustedUntil)), within expiration_update_threshold, and no "
-                + "replacement certificate is pinned for \(names.described)")
+        return (
+            .expiring,
+            "\(depth) expires \(Timestamp.iso(trustedUntil)), within expiration_update_threshold, and no "
+                + "replacement certificate is pinned for \(names.described)"
+        )
     }
 }

@@ -31,8 +31,10 @@ public enum ProbePass {
                 if !Task.isCancelled { startNext() }
             }
             return jobs.enumerated().map { index, job in
-                Result(store: job.0.id, record: records[index]
-                    ?? ProbeRecord(target: job.1.id, outcome: .error, checked: prober.clock.now(), reason: "cancelled before it started"))
+                Result(
+                    store: job.0.id,
+                    record: records[index]
+                        ?? ProbeRecord(target: job.1.id, outcome: .error, checked: prober.clock.now(), reason: "cancelled before it started"))
             }
         }
     }

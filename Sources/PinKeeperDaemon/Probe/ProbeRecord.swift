@@ -33,8 +33,10 @@ public struct ProbeRecord: Sendable, Codable, Equatable {
     public var leafFingerprint: String?
     public var leafExpires: Int64?
 
-    public init(target: String, outcome: ProbeOutcome, checked: Int64, since: Int64? = nil, reason: String,
-                peer: String? = nil, leafFingerprint: String? = nil, leafExpires: Int64? = nil) {
+    public init(
+        target: String, outcome: ProbeOutcome, checked: Int64, since: Int64? = nil, reason: String,
+        peer: String? = nil, leafFingerprint: String? = nil, leafExpires: Int64? = nil
+    ) {
         self.target = target
         self.outcome = outcome
         self.checked = checked

@@ -40,9 +40,11 @@ public struct ProbeRunner: Sendable {
             do {
                 try state.save(probes, store: store.id)
             } catch {
-                logger.warning("cannot save probe results; status will not show them", metadata: [
-                    "store": "\(store.id)", "reason": "\(error)",
-                ])
+                logger.warning(
+                    "cannot save probe results; status will not show them",
+                    metadata: [
+                        "store": "\(store.id)", "reason": "\(error)",
+                    ])
             }
         }
         return next
@@ -80,9 +82,12 @@ public struct ProbeRunner: Sendable {
 
 extension ProbeRunner {
     /// Probes that read the configuration's cache directory and record in its state directory.
-    public init(configuration: Configuration, clock: WallClock = SystemClock(), random: RandomSource = SystemRandom(),
-                logger: Logger) {
-        self.init(prober: Prober(cacheDirectory: configuration.cacheDirectory, clock: clock),
-                  state: ProbeStateDirectory(path: configuration.stateDirectory), random: random, logger: logger)
+    public init(
+        configuration: Configuration, clock: WallClock = SystemClock(), random: RandomSource = SystemRandom(),
+        logger: Logger
+    ) {
+        self.init(
+            prober: Prober(cacheDirectory: configuration.cacheDirectory, clock: clock),
+            state: ProbeStateDirectory(path: configuration.stateDirectory), random: random, logger: logger)
     }
 }

@@ -20,8 +20,10 @@ struct ProbeSchedule {
     /// The earliest due time, nil while a pass runs (its end is an event of its own) or without probes.
     var nextDue: Int64? { running == nil ? due.values.min() : nil }
 
-    mutating func startDue(configuration: Configuration, now: Int64, runner: ProbeRunner, concurrency: Int,
-                           executor: (any TaskExecutor)?, finished: @escaping @Sendable ([String: Int64]) -> Void) {
+    mutating func startDue(
+        configuration: Configuration, now: Int64, runner: ProbeRunner, concurrency: Int,
+        executor: (any TaskExecutor)?, finished: @escaping @Sendable ([String: Int64]) -> Void
+    ) {
         guard running == nil else { return }
         let stores = configuration.stores.filter { store in due[store.id].map { $0 <= now } ?? false }
         guard !stores.isEmpty else { return }

@@ -32,7 +32,8 @@ public struct ProbeStateDirectory: Sendable {
     /// Nothing known when the file is missing or unreadable: probe results are advisory.
     public func load(store: String) -> StoreProbes {
         guard case .success(.read(let data, _)) = readRegularFile("\(path)/\(fileName(for: store))", limit: .probeFile),
-              let probes = try? JSONDecoder().decode(StoreProbes.self, from: data) else { return StoreProbes() }
+            let probes = try? JSONDecoder().decode(StoreProbes.self, from: data)
+        else { return StoreProbes() }
         return probes
     }
 

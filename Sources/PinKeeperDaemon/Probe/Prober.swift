@@ -14,14 +14,17 @@ public struct Prober: Sendable {
 
     /// `trust`: the store's trust store (its `probe_ca_file` alone, or the system's), loaded once
     /// for all the targets that share it; nil to load it for this probe.
-    public func probe(_ target: ProbeTarget, of store: StoreConfig,
-                      trust: Result<TLSClientContext, TLSConnectError>? = nil) async -> ProbeRecord {
+    public func probe(
+        _ target: ProbeTarget, of store: StoreConfig,
+        trust: Result<TLSClientContext, TLSConnectError>? = nil
+    ) async -> ProbeRecord {
         let address = target.connectTo ?? target.endpoint
         let handshake: TLSHandshake
         do {
             let context = try (trust ?? Result { () throws(TLSConnectError) in try TLSClientContext(caFile: store.probe.caFile) }).get()
-            handshake = try await TLSConnect.handshake(host: address.host, port: address.port, serverName: target.name,
-                                                       context: context, timeoutSeconds: Int(store.policy.requestTimeout))
+            handshake = try await TLSConnect.handshake(
+                host: address.host, port: address.port, serverName: target.name,
+                context: context, timeoutSeconds: Int(store.policy.requestTimeout))
         } catch {
             let reason = error.kind == .caFile ? "probe_ca_file: \(error.description)" : error.description
             return ProbeRecord(target: target.id, outcome: .error, checked: clock.now(), reason: reason)
@@ -29,15 +32,17 @@ public struct Prober: Sendable {
         let now = clock.now()
         guard handshake.verificationFailure == nil else {
             let leaf = handshake.presentedChain.first.flatMap { try? Certificate(der: $0) }
-            return ProbeRecord(target: target.id, outcome: .error, checked: now,
-                               reason: "TLS verification for \(target.name) failed: \(handshake.verificationFailure ?? "")",
-                               peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
+            return ProbeRecord(
+                target: target.id, outcome: .error, checked: now,
+                reason: "TLS verification for \(target.name) failed: \(handshake.verificationFailure ?? "")",
+                peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
         }
         var chain: [Certificate] = []
         for (depth, der) in handshake.verifiedChain.enumerated() {
             guard let certificate = try? Certificate(der: der) else {
-                return ProbeRecord(target: target.id, outcome: .error, checked: now,
-                                   reason: "the verified chain's certificate at depth \(depth) cannot be parsed", peer: handshake.peer)
+                return ProbeRecord(
+                    target: target.id, outcome: .error, checked: now,
+                    reason: "the verified chain's certificate at depth \(depth) cannot be parsed", peer: handshake.peer)
             }
             chain.append(certificate)
         }
@@ -46,12 +51,15 @@ public struct Prober: Sendable {
         do {
             reader = try store.pinReader(cacheDirectory: cacheDirectory)
         } catch {
-            return ProbeRecord(target: target.id, outcome: .error, checked: now, reason: "the store's pins cannot be read: \(error)",
-                               peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
+            return ProbeRecord(
+                target: target.id, outcome: .error, checked: now, reason: "the store's pins cannot be read: \(error)",
+                peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
         }
-        let (outcome, reason) = ProbeJudgement.judge(chain: chain, name: target.name, reader: reader,
-                                                     threshold: store.policy.expirationUpdateThreshold, now: now)
-        return ProbeRecord(target: target.id, outcome: outcome, checked: now, reason: reason, peer: handshake.peer,
-                           leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
+        let (outcome, reason) = ProbeJudgement.judge(
+            chain: chain, name: target.name, reader: reader,
+            threshold: store.policy.expirationUpdateThreshold, now: now)
+        return ProbeRecord(
+            target: target.id, outcome: outcome, checked: now, reason: reason, peer: handshake.peer,
+            leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
     }
 }

@@ -13,8 +13,10 @@ public struct AtomicWriter: Sendable {
     /// Refuse a directory owned by anyone but us or root: its owner could swap our files.
     public var refusesForeignOwner: Bool
 
-    public init(fileSystem: FileSystem = PosixFileSystem(), refusedDirectoryBits: mode_t = S_IWGRP | S_IWOTH,
-                refusesForeignOwner: Bool = true) {
+    public init(
+        fileSystem: FileSystem = PosixFileSystem(), refusedDirectoryBits: mode_t = S_IWGRP | S_IWOTH,
+        refusesForeignOwner: Bool = true
+    ) {
         self.fileSystem = fileSystem
         self.refusedDirectoryBits = refusedDirectoryBits
         self.refusesForeignOwner = refusesForeignOwner

@@ -24,8 +24,9 @@ public enum DataDirectories {
         guard stat(path, &info) == 0 else { throw problem("cannot be examined: \(errorText(errno))") }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw problem("is not a directory") }
         if let owner = AtomicWriter.foreignOwner(info.st_uid) {
-            throw problem("is refused: it is owned by \(owner), who could replace the files in it "
-                + "(chown it to the user pinkeeper runs as, or remove it and let pinkeeper create it)")
+            throw problem(
+                "is refused: it is owned by \(owner), who could replace the files in it "
+                    + "(chown it to the user pinkeeper runs as, or remove it and let pinkeeper create it)")
         }
         // access(2) also answers EROFS for a read-only file system, even for root.
         guard access(path, W_OK | X_OK) == 0 else { throw problem("is not writable: \(errorText(errno))") }
@@ -33,8 +34,9 @@ public enum DataDirectories {
             throw problem("is refused: it is \(writers)")
         }
         if let parent = othersWritableAncestor(of: path) {
-            throw problem("is refused: its ancestor \(parent) is writable by other users without the sticky bit, "
-                + "so they could replace the directory (chmod o-w or +t \(parent))")
+            throw problem(
+                "is refused: its ancestor \(parent) is writable by other users without the sticky bit, "
+                    + "so they could replace the directory (chmod o-w or +t \(parent))")
         }
     }
 
@@ -49,10 +51,12 @@ public enum DataDirectories {
         }
         for candidate in paths where candidate.unicodeScalars.first == "/" {
             var prefix = ""
-            for ancestor in ["/"] + components(of: candidate).dropLast().map({ component in
-                prefix += "/\(component)"
-                return prefix
-            }) {
+            for ancestor in ["/"]
+                + components(of: candidate).dropLast().map({ component in
+                    prefix += "/\(component)"
+                    return prefix
+                })
+            {
                 var info = stat()
                 guard stat(ancestor, &info) == 0 else { continue }
                 if info.st_mode & S_IWOTH != 0 && info.st_mode & S_ISVTX == 0 { return ancestor }

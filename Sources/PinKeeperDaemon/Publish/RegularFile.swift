@@ -25,12 +25,14 @@ struct ReadLimit: Sendable, Equatable {
     /// A few numbers, one reason line and the list's validators: a few hundred bytes, and at most
     /// about 200 KiB with an ETag at libcurl's 100 KiB header limit, escaped for JSON. JSONDecoder
     /// needs several times the file's size while it parses.
-    static let stateFile = ReadLimit(bytes: 1 << 20, kind: "a state file",
-                                     remedy: "remove it; the next update writes a new one")
+    static let stateFile = ReadLimit(
+        bytes: 1 << 20, kind: "a state file",
+        remedy: "remove it; the next update writes a new one")
     /// About 300 bytes per probe target, a few KiB with the longest reasons (an error naming a
     /// long path): over a thousand targets even then, more than a store probes.
-    static let probeFile = ReadLimit(bytes: 4 << 20, kind: "the probe results of a store",
-                                     remedy: "remove it; the next probe pass writes a new one")
+    static let probeFile = ReadLimit(
+        bytes: 4 << 20, kind: "the probe results of a store",
+        remedy: "remove it; the next probe pass writes a new one")
 }
 
 /// Reads a whole regular file of at most `limit` bytes: a larger one is refused from its size,
@@ -51,8 +53,9 @@ func readRegularFile(_ path: String, limit: ReadLimit, unlessUnchanged known: Fi
     let identity = FileIdentity(info)
     if identity == known { return .success(.unchanged) }
     func tooLarge(_ size: Int) -> FileError {
-        FileError("refusing a file of \(size) bytes, more than the \(limit.bytes >> 20) MiB of \(limit.kind) (\(limit.remedy)), at",
-                  path, code: EFBIG)
+        FileError(
+            "refusing a file of \(size) bytes, more than the \(limit.bytes >> 20) MiB of \(limit.kind) (\(limit.remedy)), at",
+            path, code: EFBIG)
     }
     guard info.st_size <= limit.bytes else { return .failure(tooLarge(Int(info.st_size))) }
     var data = Data()

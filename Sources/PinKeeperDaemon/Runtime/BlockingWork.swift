@@ -6,8 +6,10 @@ import Glibc
 /// stop the scheduling loop, and with it the watchdog pings. A thread per call, because only a
 /// bounded few ever wait at once (one per store of a pass or probe, plus the metrics file).
 enum BlockingWork {
-    static func run<T: Sendable, E: Error>(named name: String = "pinkeeper-file",
-                                           _ work: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+    static func run<T: Sendable, E: Error>(
+        named name: String = "pinkeeper-file",
+        _ work: @escaping @Sendable () throws(E) -> T
+    ) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             start(named: name) { continuation.resume(returning: Result { () throws(E) in try work() }) }
         }

@@ -6,8 +6,11 @@ import Glibc
 /// timerfd and eventfd are not in Swift's Glibc module; they are looked up in libc at run time.
 final class BootTimer: @unchecked Sendable {  // immutable descriptors; the kernel serialises their use
     private typealias TimerCreate = @convention(c) (Int32, Int32) -> Int32
-    private typealias TimerSetTime = @convention(c) (Int32, Int32, UnsafePointer<itimerspec>?,
-                                                     UnsafeMutablePointer<itimerspec>?) -> Int32
+    private typealias TimerSetTime =
+        @convention(c) (
+            Int32, Int32, UnsafePointer<itimerspec>?,
+            UnsafeMutablePointer<itimerspec>?
+        ) -> Int32
     private typealias EventCreate = @convention(c) (UInt32, Int32) -> Int32
 
     // From <sys/timerfd.h> and <sys/eventfd.h>: the CLOEXEC and NONBLOCK flags are O_CLOEXEC and O_NONBLOCK.
@@ -20,8 +23,9 @@ final class BootTimer: @unchecked Sendable {  // immutable descriptors; the kern
 
     init() throws(RuntimeSetupError) {
         guard let create: TimerCreate = Self.symbol("timerfd_create"),
-              let setTime: TimerSetTime = Self.symbol("timerfd_settime"),
-              let eventCreate: EventCreate = Self.symbol("eventfd") else {
+            let setTime: TimerSetTime = Self.symbol("timerfd_settime"),
+            let eventCreate: EventCreate = Self.symbol("eventfd")
+        else {
             throw RuntimeSetupError(description: "libc has no timerfd_create/timerfd_settime/eventfd (glibc 2.8 and Linux 2.6.27 have them)")
         }
         timerFD = create(CLOCK_BOOTTIME, Self.flags)
@@ -59,8 +63,10 @@ final class BootTimer: @unchecked Sendable {  // immutable descriptors; the kern
 
     /// Blocks until the timer fires or `wake` was called, and consumes both.
     func wait() {
-        var descriptors = [pollfd(fd: timerFD, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: eventFD, events: Int16(POLLIN), revents: 0)]
+        var descriptors = [
+            pollfd(fd: timerFD, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: eventFD, events: Int16(POLLIN), revents: 0),
+        ]
         while poll(&descriptors, 2, -1) < 0 && errno == EINTR {}
         var count: UInt64 = 0
         for descriptor in descriptors where descriptor.revents != 0 { _ = read(descriptor.fd, &count, 8) }

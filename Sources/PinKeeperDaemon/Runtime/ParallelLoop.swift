@@ -5,8 +5,10 @@ import Synchronization
 /// not libdispatch): the calling thread and one more per further active core take iterations
 /// in turn until none is left; returns when every iteration has ended.
 enum ParallelLoop {
-    static func run(iterations: Int, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
-                    _ body: (Int) -> Void) {
+    static func run(
+        iterations: Int, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        _ body: (Int) -> Void
+    ) {
         let helpers = min(threads, iterations) - 1
         guard helpers > 0 else {
             for i in 0..<iterations { body(i) }

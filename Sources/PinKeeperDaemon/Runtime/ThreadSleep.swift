@@ -40,7 +40,9 @@ final class TimerThread: Sendable {
     }
 
     func sleep(until deadline: Int64) async throws {
-        let id = state.withLock { $0.nextID += 1; return $0.nextID }
+        let id = state.withLock {
+            $0.nextID += 1; return $0.nextID
+        }
         // After the handler's scope no cancellation can arrive; one that came too late is forgotten.
         defer { state.withLock { _ = $0.cancelledEarly.remove(id) } }
         try await withTaskCancellationHandler {

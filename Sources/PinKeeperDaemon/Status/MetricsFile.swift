@@ -24,9 +24,11 @@ public enum MetricsFile {
         do {
             try write(configuration: configuration, now: now, writer: writer)
         } catch {
-            logger.warning("cannot write the metrics file", metadata: [
-                "file": "\(configuration.metricsFile ?? "")", "reason": "\(error)",
-            ])
+            logger.warning(
+                "cannot write the metrics file",
+                metadata: [
+                    "file": "\(configuration.metricsFile ?? "")", "reason": "\(error)",
+                ])
         }
     }
 }

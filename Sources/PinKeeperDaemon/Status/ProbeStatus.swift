@@ -24,8 +24,9 @@ public struct ProbeStatus: Sendable, Equatable {
             guard !store.probe.targets.isEmpty else { return [] }
             let saved = state.load(store: store.id)
             return store.probe.targets.map { target in
-                ProbeStatus(store: store.id, target: target.id, connectTo: target.connectTo?.description,
-                            record: saved.record(for: target.id))
+                ProbeStatus(
+                    store: store.id, target: target.id, connectTo: target.connectTo?.description,
+                    record: saved.record(for: target.id))
             }
         }
     }
@@ -40,9 +41,11 @@ extension StatusReport {
         var rows = [["PROBE", "STORE", "OUTCOME", "CHECKED", "SINCE", "LEAF EXPIRES"]]
         for probe in probes {
             let record = probe.record
-            rows.append([probe.target + (probe.connectTo.map { " via \($0)" } ?? ""), probe.store,
-                         record?.outcome.rawValue ?? "-", record.map { relative($0.checked) } ?? "never",
-                         record.map { relative($0.since) } ?? "-", record?.leafExpires.map(relative) ?? "-"])
+            rows.append([
+                probe.target + (probe.connectTo.map { " via \($0)" } ?? ""), probe.store,
+                record?.outcome.rawValue ?? "-", record.map { relative($0.checked) } ?? "never",
+                record.map { relative($0.since) } ?? "-", record?.leafExpires.map(relative) ?? "-",
+            ])
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var out = "\n"
@@ -91,21 +94,25 @@ extension StatusReport {
         func family(_ name: String, _ help: String, _ samples: [GaugeSample]) { out += Self.gauge(name, help, samples) }
         func labels(_ probe: ProbeStatus) -> [(String, String)] { [("store", probe.store), ("target", probe.target)] }
 
-        family("pinkeeper_probe_outcome",
-               "Last probe of the host: 1 for its outcome (pinned, unpinned, expiring, error), 0 for the others (all 0: not probed yet).",
-               probes.flatMap { probe in
-                   ProbeOutcome.allCases.map { outcome in
-                       (labels(probe) + [("outcome", outcome.rawValue)], probe.record?.outcome == outcome ? 1 : 0)
-                   }
-               })
-        family("pinkeeper_probe_last_check_timestamp_seconds", "When the host was last probed, in Unix seconds (0: never).",
-               probes.map { (labels($0), $0.record?.checked ?? 0) })
-        family("pinkeeper_probe_outcome_since_timestamp_seconds",
-               "Since when the last outcome has held, in Unix seconds (0: never probed).",
-               probes.map { (labels($0), $0.record?.since ?? 0) })
-        family("pinkeeper_probe_leaf_expiry_timestamp_seconds",
-               "notAfter of the leaf certificate the host served, in Unix seconds (0: unknown).",
-               probes.map { (labels($0), $0.record?.leafExpires ?? 0) })
+        family(
+            "pinkeeper_probe_outcome",
+            "Last probe of the host: 1 for its outcome (pinned, unpinned, expiring, error), 0 for the others (all 0: not probed yet).",
+            probes.flatMap { probe in
+                ProbeOutcome.allCases.map { outcome in
+                    (labels(probe) + [("outcome", outcome.rawValue)], probe.record?.outcome == outcome ? 1 : 0)
+                }
+            })
+        family(
+            "pinkeeper_probe_last_check_timestamp_seconds", "When the host was last probed, in Unix seconds (0: never).",
+            probes.map { (labels($0), $0.record?.checked ?? 0) })
+        family(
+            "pinkeeper_probe_outcome_since_timestamp_seconds",
+            "Since when the last outcome has held, in Unix seconds (0: never probed).",
+            probes.map { (labels($0), $0.record?.since ?? 0) })
+        family(
+            "pinkeeper_probe_leaf_expiry_timestamp_seconds",
+            "notAfter of the leaf certificate the host served, in Unix seconds (0: unknown).",
+            probes.map { (labels($0), $0.record?.leafExpires ?? 0) })
         return out
     }
 

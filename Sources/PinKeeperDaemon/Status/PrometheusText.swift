@@ -11,35 +11,43 @@ extension StatusReport {
             stores.compactMap { store in value(store).map { ([("store", store.store)], $0) } }
         }
 
-        family("pinkeeper_store_health",
-               "Health of the store: 1 for its current state (fresh, stale, unknown, failing, empty), 0 for the others.",
-               stores.flatMap { store in
-                   StoreHealth.allCases.map { health in
-                       ([("store", store.store), ("health", health.rawValue)], store.health == health ? 1 : 0)
-                   }
-               })
+        family(
+            "pinkeeper_store_health",
+            "Health of the store: 1 for its current state (fresh, stale, unknown, failing, empty), 0 for the others.",
+            stores.flatMap { store in
+                StoreHealth.allCases.map { health in
+                    ([("store", store.store), ("health", health.rawValue)], store.health == health ? 1 : 0)
+                }
+            })
         family("pinkeeper_store_pins", "Unexpired pins in the published cache file.", perStore { Int64($0.pins) })
-        family("pinkeeper_store_fallback_pins", "Unexpired pins from the store's fallback_file.",
-               perStore { Int64($0.fallbackPins) })
-        family("pinkeeper_store_earliest_expiry_timestamp_seconds",
-               "When the first common name loses its last valid pin, in Unix seconds (0: no valid pin).",
-               perStore { $0.earliestExpiry ?? 0 })
-        family("pinkeeper_store_last_success_timestamp_seconds",
-               "Last successful, verified update, in Unix seconds (0: never).", perStore { $0.lastSuccess ?? 0 })
-        family("pinkeeper_store_last_attempt_timestamp_seconds",
-               "Last update attempt, in Unix seconds (0: never).", perStore { $0.lastAttempt ?? 0 })
-        family("pinkeeper_store_last_attempt_result",
-               "Result of the last update attempt: 1 for its result, 0 for the others (all 0: no attempt yet).",
-               stores.flatMap { store in
-                   UpdateResult.allCases.map { result in
-                       ([("store", store.store), ("result", result.rawValue)], store.lastResult == result ? 1 : 0)
-                   }
-               })
-        family("pinkeeper_store_next_update_timestamp_seconds",
-               "When the daemon fetches the store next (regular update or retry), in Unix seconds.",
-               perStore { $0.nextUpdate })
-        family("pinkeeper_store_consecutive_failures", "Failed update attempts since the last success.",
-               perStore { $0.consecutiveFailures.map(Int64.init) })
+        family(
+            "pinkeeper_store_fallback_pins", "Unexpired pins from the store's fallback_file.",
+            perStore { Int64($0.fallbackPins) })
+        family(
+            "pinkeeper_store_earliest_expiry_timestamp_seconds",
+            "When the first common name loses its last valid pin, in Unix seconds (0: no valid pin).",
+            perStore { $0.earliestExpiry ?? 0 })
+        family(
+            "pinkeeper_store_last_success_timestamp_seconds",
+            "Last successful, verified update, in Unix seconds (0: never).", perStore { $0.lastSuccess ?? 0 })
+        family(
+            "pinkeeper_store_last_attempt_timestamp_seconds",
+            "Last update attempt, in Unix seconds (0: never).", perStore { $0.lastAttempt ?? 0 })
+        family(
+            "pinkeeper_store_last_attempt_result",
+            "Result of the last update attempt: 1 for its result, 0 for the others (all 0: no attempt yet).",
+            stores.flatMap { store in
+                UpdateResult.allCases.map { result in
+                    ([("store", store.store), ("result", result.rawValue)], store.lastResult == result ? 1 : 0)
+                }
+            })
+        family(
+            "pinkeeper_store_next_update_timestamp_seconds",
+            "When the daemon fetches the store next (regular update or retry), in Unix seconds.",
+            perStore { $0.nextUpdate })
+        family(
+            "pinkeeper_store_consecutive_failures", "Failed update attempts since the last success.",
+            perStore { $0.consecutiveFailures.map(Int64.init) })
         return out + probePrometheus()
     }
 

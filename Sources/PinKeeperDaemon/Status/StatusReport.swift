@@ -47,9 +47,14 @@ public struct StatusReport: Sendable, Equatable {
     public static func collect(configuration: Configuration, storeIDs: [String] = [], now: Int64) -> StatusReport {
         let selected = storeIDs.isEmpty ? configuration.stores : configuration.stores.filter { storeIDs.contains($0.id) }
         let state = StateDirectory(path: configuration.stateDirectory)
-        return StatusReport(generated: now, stores: selected.map { status(of: $0, cacheDirectory: configuration.cacheDirectory,
-                                                                         state: state, now: now) },
-                            probes: ProbeStatus.collect(selected, stateDirectory: configuration.stateDirectory))
+        return StatusReport(
+            generated: now,
+            stores: selected.map {
+                status(
+                    of: $0, cacheDirectory: configuration.cacheDirectory,
+                    state: state, now: now)
+            },
+            probes: ProbeStatus.collect(selected, stateDirectory: configuration.stateDirectory))
     }
 
     static func status(of store: StoreConfig, cacheDirectory: String, state directory: StateDirectory, now: Int64) -> StoreStatus {
@@ -81,9 +86,10 @@ public struct StatusReport: Sendable, Equatable {
         let cached = cache?.list.pins.filter { !$0.isExpired(at: now) } ?? []
         let fallbackValid = fallback.filter { !$0.isExpired(at: now) }
         let lastSuccess = state.lastSuccess ?? cache?.metadata.updated
-        let health = StoreHealth.of(validPins: cached.count + fallbackValid.count, lastResult: state.lastResult,
-                                    lastSuccess: lastSuccess, now: now,
-                                    periodicUpdateInterval: store.policy.periodicUpdateInterval, stateKnown: stateKnown)
+        let health = StoreHealth.of(
+            validPins: cached.count + fallbackValid.count, lastResult: state.lastResult,
+            lastSuccess: lastSuccess, now: now,
+            periodicUpdateInterval: store.policy.periodicUpdateInterval, stateKnown: stateKnown)
         let soonest = ExpiringPins.soonest(cached + fallbackValid, now: now)
         return StoreStatus(
             store: store.id, health: health, pins: cached.count, fallbackPins: fallbackValid.count,

@@ -7,9 +7,11 @@ extension StatusReport {
         for store in stores {
             let pins = store.fallbackPins > 0 ? "\(store.pins)+\(store.fallbackPins) fallback" : "\(store.pins)"
             let attempt = store.lastAttempt.map { "\(store.lastResult?.rawValue ?? "?") \(ago($0))" } ?? "never"
-            rows.append([store.store, store.health.rawValue, pins, store.earliestExpiry.map(ahead) ?? "-",
-                         store.lastSuccess.map(ago) ?? "never", store.consecutiveFailures == nil ? "unknown" : attempt,
-                         store.nextUpdate.map(ahead) ?? "unknown"])
+            rows.append([
+                store.store, store.health.rawValue, pins, store.earliestExpiry.map(ahead) ?? "-",
+                store.lastSuccess.map(ago) ?? "never", store.consecutiveFailures == nil ? "unknown" : attempt,
+                store.nextUpdate.map(ahead) ?? "unknown",
+            ])
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var out = ""

@@ -65,17 +65,22 @@ public enum TLSConnect {
     /// `SSL_CERT_FILE` and `SSL_CERT_DIR`). Verification runs in full but does not abort the
     /// handshake, so that the presented chain can be shown even when it is not trusted.
     /// Blocks the calling thread (name resolution cannot be interrupted); see the async variant.
-    public static func handshake(host: String, port: UInt16, serverName: String, caFile: String?,
-                                 timeoutSeconds: Int, cancellation: Cancellation? = nil) throws(TLSConnectError) -> TLSHandshake {
+    public static func handshake(
+        host: String, port: UInt16, serverName: String, caFile: String?,
+        timeoutSeconds: Int, cancellation: Cancellation? = nil
+    ) throws(TLSConnectError) -> TLSHandshake {
         // The trust store is settled before the network is touched: a bad CA file is reported
         // as such whether or not the host answers.
-        try handshake(host: host, port: port, serverName: serverName, context: TLSClientContext(caFile: caFile),
-                      timeoutSeconds: timeoutSeconds, cancellation: cancellation)
+        try handshake(
+            host: host, port: port, serverName: serverName, context: TLSClientContext(caFile: caFile),
+            timeoutSeconds: timeoutSeconds, cancellation: cancellation)
     }
 
     /// `handshake` with a trust store loaded once for many handshakes.
-    public static func handshake(host: String, port: UInt16, serverName: String, context client: TLSClientContext,
-                                 timeoutSeconds: Int, cancellation: Cancellation? = nil) throws(TLSConnectError) -> TLSHandshake {
+    public static func handshake(
+        host: String, port: UInt16, serverName: String, context client: TLSClientContext,
+        timeoutSeconds: Int, cancellation: Cancellation? = nil
+    ) throws(TLSConnectError) -> TLSHandshake {
         // A peer that closes first must not kill the process with SIGPIPE during the shutdown.
         signal(SIGPIPE, SIG_IGN)
         ERR_clear_error()
@@ -83,8 +88,9 @@ public enum TLSConnect {
         let start = monotonicMilliseconds()
         let deadline = Self.deadline(start: start, timeoutSeconds: timeoutSeconds)
         let wait = Waiter(deadline: deadline, cancellation: cancellation, timeoutSeconds: timeoutSeconds)
-        let (fd, peer) = try connectTCP(host: host, port: port,
-                                        waiter: wait.until(min(deadline, start + connectTimeoutMilliseconds)))
+        let (fd, peer) = try connectTCP(
+            host: host, port: port,
+            waiter: wait.until(min(deadline, start + connectTimeoutMilliseconds)))
         defer { close(fd) }
 
         guard let ssl = SSL_new(context) else { throw setupError("SSL_new") }
@@ -113,8 +119,10 @@ public enum TLSConnect {
                 throw TLSConnectError(kind: .unavailable, description: "TLS handshake with \(peer) failed: \(errorText(socketError))")
             default:
                 let reasons = drainErrors()
-                throw TLSConnectError(kind: .unavailable, description: "TLS handshake with \(peer) failed"
-                                      + (reasons.isEmpty ? ": the server closed the connection" : reasons))
+                throw TLSConnectError(
+                    kind: .unavailable,
+                    description: "TLS handshake with \(peer) failed"
+                        + (reasons.isEmpty ? ": the server closed the connection" : reasons))
             }
         }
         // close_notify, once and without waiting for the answer (the socket is non-blocking).
@@ -134,20 +142,24 @@ public enum TLSConnect {
             failure = "OpenSSL did not report the verified chain"
         }
         let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? "?"
-        return TLSHandshake(verifiedChain: verified, presentedChain: presented, verificationFailure: failure, peer: peer,
-                            protocolVersion: String(cString: SSL_get_version(ssl)), cipher: cipher)
+        return TLSHandshake(
+            verifiedChain: verified, presentedChain: presented, verificationFailure: failure, peer: peer,
+            protocolVersion: String(cString: SSL_get_version(ssl)), cipher: cipher)
     }
 
     /// `handshake` on a thread of its own, so that neither the cooperative pool nor the daemon's
     /// loop ever waits on the network; cancelling the task stops the handshake within 200 ms.
-    public static func handshake(host: String, port: UInt16, serverName: String, context: TLSClientContext,
-                                 timeoutSeconds: Int) async throws(TLSConnectError) -> TLSHandshake {
+    public static func handshake(
+        host: String, port: UInt16, serverName: String, context: TLSClientContext,
+        timeoutSeconds: Int
+    ) async throws(TLSConnectError) -> TLSHandshake {
         let cancellation = Cancellation()
         let result: Result<TLSHandshake, TLSConnectError> = await withTaskCancellationHandler {
             await BlockingWork.run(named: "pinkeeper-tls") {
                 Result { () throws(TLSConnectError) in
-                    try handshake(host: host, port: port, serverName: serverName, context: context,
-                                  timeoutSeconds: timeoutSeconds, cancellation: cancellation)
+                    try handshake(
+                        host: host, port: port, serverName: serverName, context: context,
+                        timeoutSeconds: timeoutSeconds, cancellation: cancellation)
                 }
             }
         } onCancel: {
@@ -238,8 +250,10 @@ public enum TLSConnect {
     }
 
     /// nil when connected; otherwise why not. Throws when the deadline passes or on cancellation.
-    private static func finishConnect(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t,
-                                      waiter: Waiter, address name: String) throws(TLSConnectError) -> String? {
+    private static func finishConnect(
+        _ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t,
+        waiter: Waiter, address name: String
+    ) throws(TLSConnectError) -> String? {
         if connect(fd, address, length) == 0 { return nil }
         guard errno == EINPROGRESS else { return errorText(errno) }
         try waiter.ready(fd, Int16(POLLOUT), doing: "connecting to \(name)")
@@ -252,8 +266,9 @@ public enum TLSConnect {
     private static func describe(_ address: UnsafeMutablePointer<sockaddr>?, port: UInt16) -> String {
         guard let address else { return "?" }
         var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        let length = socklen_t(address.pointee.sa_family == sa_family_t(AF_INET6)
-            ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        let length = socklen_t(
+            address.pointee.sa_family == sa_family_t(AF_INET6)
+                ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
         guard getnameinfo(address, length, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 else { return "?" }
         let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"

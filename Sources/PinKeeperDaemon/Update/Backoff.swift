@@ -7,8 +7,10 @@ public enum Backoff {
     ///   - retryAfter: the server's `Retry-After`, in seconds from now, if any; honoured up to `retry_max`.
     ///   - regularUpdate: the next update the schedule already planned, if it is still ahead;
     ///     a retry is never later than that.
-    public static func retryAt(now: Int64, failures: Int, policy: UpdatePolicy, retryAfter: Int64? = nil,
-                               regularUpdate: Int64? = nil, random: RandomSource) -> Int64 {
+    public static func retryAt(
+        now: Int64, failures: Int, policy: UpdatePolicy, retryAfter: Int64? = nil,
+        regularUpdate: Int64? = nil, random: RandomSource
+    ) -> Int64 {
         let exponent = failures <= 1 ? 0 : min(failures - 1, 40)  // a state file may hold any count
         var step = policy.retryMin
         for _ in 0..<exponent where step < policy.retryMax { step = step.saturatingMultiplied(by: 2) }

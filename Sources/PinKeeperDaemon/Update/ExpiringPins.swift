@@ -12,7 +12,8 @@ public enum ExpiringPins {
             latest[name] = index
         }
         return latest.values.min { a, b in
-            pins[a].expires != pins[b].expires ? pins[a].expires < pins[b].expires
+            pins[a].expires != pins[b].expires
+                ? pins[a].expires < pins[b].expires
                 : pins[a].name.utf8.lexicographicallyPrecedes(pins[b].name.utf8)
         }.map { pins[$0] }
     }

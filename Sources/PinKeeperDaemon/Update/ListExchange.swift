@@ -40,17 +40,20 @@ struct ListExchange {
         }
         self.challenge = challenge
         self.isConditional = conditional
-        self.request = HTTPRequest(url: store.url, headers: headers, caFile: store.caFile,
-                                   timeout: store.policy.requestTimeout, maxResponseSize: store.policy.maxResponseSize,
-                                   proxy: store.policy.proxy)
+        self.request = HTTPRequest(
+            url: store.url, headers: headers, caFile: store.caFile,
+            timeout: store.policy.requestTimeout, maxResponseSize: store.policy.maxResponseSize,
+            proxy: store.policy.proxy)
     }
 
     /// The parsed list and, in challenge mode, the configured key whose signature covered it.
     func verifiedList(from response: HTTPResponse, now: Int64) throws(UpdateFailure) -> (list: PinList, signedBy: PublicKey?) {
         guard (200..<300).contains(response.status) else {
             let retryAfter = [429, 503].contains(response.status) ? response.retryAfter(now: now) : nil
-            throw UpdateFailure(.httpError, "the server answered HTTP \(response.status)"
-                                + (retryAfter.map { " (Retry-After \($0)s)" } ?? ""), retryAfter: retryAfter)
+            throw UpdateFailure(
+                .httpError,
+                "the server answered HTTP \(response.status)"
+                    + (retryAfter.map { " (Retry-After \($0)s)" } ?? ""), retryAfter: retryAfter)
         }
         var signedBy: PublicKey?
         if let challenge {

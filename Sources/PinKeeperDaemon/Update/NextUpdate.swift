@@ -24,8 +24,10 @@ public enum NextUpdate {
     /// booted in the same second, or back from the same outage — would otherwise stay in
     /// lock-step for days (a 10 % splay spreads them only as the square root of the number of
     /// periods). Never sooner than `retry_min`, so a pin expiring in seconds cannot busy-loop.
-    public static func scheduled(pins: [Pin], now: Int64, policy: UpdatePolicy, random: RandomSource,
-                                 catchingUp: Bool = false) -> Int64 {
+    public static func scheduled(
+        pins: [Pin], now: Int64, policy: UpdatePolicy, random: RandomSource,
+        catchingUp: Bool = false
+    ) -> Int64 {
         let base = interval(pins: pins, now: now, policy: policy)
         let floor = min(policy.retryMin, policy.periodicUpdateInterval)
         let regular = base - random.uniform(upTo: base / 10)

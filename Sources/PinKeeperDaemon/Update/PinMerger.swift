@@ -32,8 +32,10 @@ public struct PinMerger: Sendable {
     }
 
     /// `responseKey`: challenge mode, the key that verified the response signature.
-    public func merge(cached: [Pin], received: PinList, responseKey: PublicKey? = nil,
-                      now: Int64) throws(UpdateFailure) -> Outcome {
+    public func merge(
+        cached: [Pin], received: PinList, responseKey: PublicKey? = nil,
+        now: Int64
+    ) throws(UpdateFailure) -> Outcome {
         let configured = Set(verifier.keys.map(\.id))
         var merged = cached.filter { !$0.isExpired(at: now) && $0.key.map(configured.contains) == true }
         var known = Set(merged.map(\.identity))
@@ -64,10 +66,11 @@ public struct PinMerger: Sendable {
         }
         var domainsConfig = mode == .challenge ? received.domainsConfig : nil
         domainsConfig?.key = responseKey?.id
-        return Outcome(pins: merged, domainsConfig: domainsConfig, added: fresh.count, expiredReceived: expired,
-                       unexpectedNames: unexpected,
-                       ignoredUnsignedFields: mode == .static
-                           && (received.domainsConfig != nil || received.pins.contains { $0.depth != 0 }))
+        return Outcome(
+            pins: merged, domainsConfig: domainsConfig, added: fresh.count, expiredReceived: expired,
+            unexpectedNames: unexpected,
+            ignoredUnsignedFields: mode == .static
+                && (received.domainsConfig != nil || received.pins.contains { $0.depth != 0 }))
     }
 
     /// Every new static entry must carry a valid signature; checked on all cores, then reported
@@ -78,8 +81,9 @@ public struct PinMerger: Sendable {
         }
         for (index, key) in verifier.keysVerifyingEntries(pins).enumerated() {
             guard let key else {
-                throw UpdateFailure(.invalidSignature,
-                                    "the signature of entry '\(pins[index].name)' (expires \(pins[index].expires)) does not verify under any configured public key")
+                throw UpdateFailure(
+                    .invalidSignature,
+                    "the signature of entry '\(pins[index].name)' (expires \(pins[index].expires)) does not verify under any configured public key")
             }
             pins[index].key = key.id
         }

@@ -7,8 +7,9 @@ extension StoreConfig {
     /// deciding at once, even where `validate` runs from cron before `update` does.
     public func pinReader(cacheDirectory: String) throws(CacheReaderError) -> CacheReader {
         let store = self
-        return try CacheReader(store: id, cacheDirectory: cacheDirectory, fallbackFile: fallbackFile,
-                               expectedCommonNames: expectedCommonNames,
-                               usable: { CachedPins.reconcile($0, store: store).file })
+        return try CacheReader(
+            store: id, cacheDirectory: cacheDirectory, fallbackFile: fallbackFile,
+            expectedCommonNames: expectedCommonNames,
+            usable: { CachedPins.reconcile($0, store: store).file })
     }
 }

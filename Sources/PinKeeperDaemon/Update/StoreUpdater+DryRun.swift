@@ -35,19 +35,22 @@ extension StoreUpdater {
             if let refusal { throw refusal }
             let plan = try await plan(store, from: .server, previous: reconciled, memory: memory, now: now)
             let after = plan.file?.list.pins ?? reconciled?.list.pins ?? []
-            return Preview(store: store.id, result: .ok, pins: plan.pins.count, nextAttempt: plan.nextUpdate,
-                           changes: PinChanges(published: published, after: after, now: now),
-                           ignoredUnsignedFields: plan.ignoredUnsignedFields || cachedUnsigned)
+            return Preview(
+                store: store.id, result: .ok, pins: plan.pins.count, nextAttempt: plan.nextUpdate,
+                changes: PinChanges(published: published, after: after, now: now),
+                ignoredUnsignedFields: plan.ignoredUnsignedFields || cachedUnsigned)
         } catch {
             // A failed update still publishes the reconciled file (except over a newer format).
             let after = refusal == nil ? reconciled?.list.pins ?? [] : published
-            let retry = Backoff.retryAt(now: now, failures: memory.consecutiveFailures == Int.max ? Int.max : memory.consecutiveFailures + 1, policy: store.policy,
-                                        retryAfter: error.retryAfter, regularUpdate: reconciled?.metadata.nextUpdate,
-                                        random: random)
-            return Preview(store: store.id, result: error.result, reason: error.reason,
-                           pins: after.filter { !$0.isExpired(at: now) }.count, nextAttempt: retry,
-                           changes: PinChanges(published: published, after: after, now: now),
-                           ignoredUnsignedFields: refusal == nil && cachedUnsigned)
+            let retry = Backoff.retryAt(
+                now: now, failures: memory.consecutiveFailures == Int.max ? Int.max : memory.consecutiveFailures + 1, policy: store.policy,
+                retryAfter: error.retryAfter, regularUpdate: reconciled?.metadata.nextUpdate,
+                random: random)
+            return Preview(
+                store: store.id, result: error.result, reason: error.reason,
+                pins: after.filter { !$0.isExpired(at: now) }.count, nextAttempt: retry,
+                changes: PinChanges(published: published, after: after, now: now),
+                ignoredUnsignedFields: refusal == nil && cachedUnsigned)
         }
     }
 }

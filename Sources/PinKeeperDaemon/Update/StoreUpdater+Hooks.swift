@@ -5,7 +5,8 @@ extension StoreUpdater {
     /// before. A 304, an identical list or a list of only expired entries changes nothing.
     func announceChange(_ store: StoreConfig, before: [Pin], after: [Pin]) {
         guard let hooks, store.policy.onChange != nil,
-              Set(before.map(\.identity)) != Set(after.map(\.identity)) else { return }
+            Set(before.map(\.identity)) != Set(after.map(\.identity))
+        else { return }
         hooks.pinsChanged(store, cacheFile: cache.filePath(for: store.id), pins: after.count)
     }
 }

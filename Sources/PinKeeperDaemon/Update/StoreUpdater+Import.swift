@@ -18,12 +18,17 @@ extension StoreUpdater {
 
     /// An imported list that fails: nothing is published or recorded, and the store stays due
     /// when it was.
-    func rejectedImport(_ store: StoreConfig, _ error: UpdateFailure, from source: ListSource, pins: Int,
-                        previous: CacheFile?, memory: StoreState, now: Int64) -> Report {
-        logger.error("import failed; nothing was published", metadata: [
-            "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)", "pins": "\(pins)",
-        ].merging(source.logMetadata) { $1 })
-        return Report(store: store.id, result: error.result, reason: error.reason, pins: pins,
-                      nextAttempt: DueTime.of(cache: previous, state: memory, policy: store.policy, now: now))
+    func rejectedImport(
+        _ store: StoreConfig, _ error: UpdateFailure, from source: ListSource, pins: Int,
+        previous: CacheFile?, memory: StoreState, now: Int64
+    ) -> Report {
+        logger.error(
+            "import failed; nothing was published",
+            metadata: [
+                "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)", "pins": "\(pins)",
+            ].merging(source.logMetadata) { $1 })
+        return Report(
+            store: store.id, result: error.result, reason: error.reason, pins: pins,
+            nextAttempt: DueTime.of(cache: previous, state: memory, policy: store.policy, now: now))
     }
 }

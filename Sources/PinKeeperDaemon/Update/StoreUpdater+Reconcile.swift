@@ -42,31 +42,40 @@ extension StoreUpdater {
         guard result.changed else { return (loaded, false, nil) }
         let file = cache.filePath(for: store.id)
         if result.ignoredUnsignedFields {
-            logger.warning("the cached static list carried unsigned depth or domainsConfig; both are ignored", metadata: [
-                "store": "\(store.id)", "file": "\(file)",
-            ])
+            logger.warning(
+                "the cached static list carried unsigned depth or domainsConfig; both are ignored",
+                metadata: [
+                    "store": "\(store.id)", "file": "\(file)",
+                ])
         }
         if result.dropped > 0 || result.droppedDomainsConfig {
-            logger.warning("dropped pins no configured public key vouches for", metadata: [
-                "event": "\(LogEventID.pinsDropped.rawValue)", "store": "\(store.id)", "dropped": "\(result.dropped)",
-                "pins": "\(result.file.list.pins.filter { !$0.isExpired(at: now) }.count)", "domains_config_dropped": "\(result.droppedDomainsConfig)",
-                "fetch": result.fetchNow ? "now" : "as scheduled",
-            ])
+            logger.warning(
+                "dropped pins no configured public key vouches for",
+                metadata: [
+                    "event": "\(LogEventID.pinsDropped.rawValue)", "store": "\(store.id)", "dropped": "\(result.dropped)",
+                    "pins": "\(result.file.list.pins.filter { !$0.isExpired(at: now) }.count)", "domains_config_dropped": "\(result.droppedDomainsConfig)",
+                    "fetch": result.fetchNow ? "now" : "as scheduled",
+                ])
         }
         if result.unconfirmed > 0 || result.unconfirmedDomainsConfig {
-            logger.notice("pins written by an older pinkeeper record no key; kept until the next verified fetch", metadata: [
-                "store": "\(store.id)", "pins": "\(result.unconfirmed)", "domains_config": "\(result.unconfirmedDomainsConfig)",
-            ])
+            logger.notice(
+                "pins written by an older pinkeeper record no key; kept until the next verified fetch",
+                metadata: [
+                    "store": "\(store.id)", "pins": "\(result.unconfirmed)", "domains_config": "\(result.unconfirmedDomainsConfig)",
+                ])
         }
         forgetValidators(store)
         do {
             try cache.publish(result.file)
-            announceChange(store, before: loaded.list.pins.filter { !$0.isExpired(at: now) },
-                           after: result.file.list.pins.filter { !$0.isExpired(at: now) })
+            announceChange(
+                store, before: loaded.list.pins.filter { !$0.isExpired(at: now) },
+                after: result.file.list.pins.filter { !$0.isExpired(at: now) })
         } catch {
-            logger.error("cannot publish the reconciled cache file; readers keep the old pins until it can be written", metadata: [
-                "store": "\(store.id)", "file": "\(file)", "reason": "\(error)",
-            ])
+            logger.error(
+                "cannot publish the reconciled cache file; readers keep the old pins until it can be written",
+                metadata: [
+                    "store": "\(store.id)", "file": "\(file)", "reason": "\(error)",
+                ])
         }
         return (result.file, true, nil)
     }
@@ -82,9 +91,11 @@ extension StoreUpdater {
         do {
             try state.save(memory, store: store.id)
         } catch {
-            logger.warning("cannot save store state; the next fetch may be conditional", metadata: [
-                "store": "\(store.id)", "reason": "\(error)",
-            ])
+            logger.warning(
+                "cannot save store state; the next fetch may be conditional",
+                metadata: [
+                    "store": "\(store.id)", "reason": "\(error)",
+                ])
         }
     }
 

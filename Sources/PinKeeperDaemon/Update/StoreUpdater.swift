@@ -16,8 +16,10 @@ public struct StoreUpdater: Sendable {
     /// Runs a store's `on_change` hook after a publish that changed its pins (nil: never).
     public var hooks: ChangeHooks?
 
-    public init(fetcher: HTTPFetching, cache: CacheDirectory, state: StateDirectory,
-                clock: WallClock = SystemClock(), random: RandomSource = SystemRandom(), logger: Logger) {
+    public init(
+        fetcher: HTTPFetching, cache: CacheDirectory, state: StateDirectory,
+        clock: WallClock = SystemClock(), random: RandomSource = SystemRandom(), logger: Logger
+    ) {
         self.fetcher = fetcher
         self.cache = cache
         self.state = state
@@ -89,19 +91,23 @@ public struct StoreUpdater: Sendable {
             (memory.etag, memory.lastModified) = outcome.validators
             memory.bodyDigest = outcome.bodyDigest
             await BlockingWork.run { [memory] in remember(memory, store) }
-            logger.info("update succeeded", metadata: [
-                "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins.count)",
-                "next_update": "\(Timestamp.iso(outcome.nextUpdate))", "not_modified": "\(outcome.notModified)",
-            ].merging(source.logMetadata) { $1 })
+            logger.info(
+                "update succeeded",
+                metadata: [
+                    "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins.count)",
+                    "next_update": "\(Timestamp.iso(outcome.nextUpdate))", "not_modified": "\(outcome.notModified)",
+                ].merging(source.logMetadata) { $1 })
             if outcome.published { announceChange(store, before: validBefore, after: outcome.pins) }
             warnIfExpiring(store, pins: outcome.pins, now: now)
-            return Report(store: store.id, result: .ok, pins: outcome.pins.count, nextAttempt: outcome.nextUpdate,
-                          notModified: outcome.notModified)
+            return Report(
+                store: store.id, result: .ok, pins: outcome.pins.count, nextAttempt: outcome.nextUpdate,
+                notModified: outcome.notModified)
         } catch let error where Task.isCancelled {
             // Shutdown, not a failure of the server: no back-off, no state change.
             logger.info("update interrupted by shutdown", metadata: ["store": "\(store.id)"])
-            return Report(store: store.id, result: error.result, reason: "interrupted", pins: validBefore.count,
-                          nextAttempt: now)
+            return Report(
+                store: store.id, result: error.result, reason: "interrupted", pins: validBefore.count,
+                nextAttempt: now)
         } catch {
             if case .file = source {
                 return rejectedImport(store, error, from: source, pins: validBefore.count, previous: previous, memory: memory, now: now)
@@ -109,20 +115,24 @@ public struct StoreUpdater: Sendable {
             memory.lastResult = error.result
             memory.lastReason = error.reason
             memory.consecutiveFailures = memory.consecutiveFailures.addingReportingOverflow(1).overflow ? Int.max : memory.consecutiveFailures + 1
-            let retry = Backoff.retryAt(now: now, failures: memory.consecutiveFailures, policy: store.policy,
-                                        retryAfter: error.retryAfter, regularUpdate: previous?.metadata.nextUpdate,
-                                        random: random)
+            let retry = Backoff.retryAt(
+                now: now, failures: memory.consecutiveFailures, policy: store.policy,
+                retryAfter: error.retryAfter, regularUpdate: previous?.metadata.nextUpdate,
+                random: random)
             memory.retryAt = retry
             await BlockingWork.run { [memory] in remember(memory, store) }
             let event: LogEventID = error.result == .storeEmpty ? .storeEmpty : .updateFailed
-            logger.error("update failed", metadata: [
-                "event": "\(event.rawValue)", "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)",
-                "pins": "\(validBefore.count)", "next_update": "\(Timestamp.iso(retry))",
-                "retry_in": "\(Units.describe(seconds: retry.saturatingSubtracting(now)))",
-            ])
+            logger.error(
+                "update failed",
+                metadata: [
+                    "event": "\(event.rawValue)", "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)",
+                    "pins": "\(validBefore.count)", "next_update": "\(Timestamp.iso(retry))",
+                    "retry_in": "\(Units.describe(seconds: retry.saturatingSubtracting(now)))",
+                ])
             warnIfExpiring(store, pins: validBefore, now: now)
-            return Report(store: store.id, result: error.result, reason: error.reason, pins: validBefore.count,
-                          nextAttempt: retry)
+            return Report(
+                store: store.id, result: error.result, reason: error.reason, pins: validBefore.count,
+                nextAttempt: retry)
         }
     }
 
@@ -135,17 +145,24 @@ public struct StoreUpdater: Sendable {
         case .valid(let file): return (file, nil)
         case .corrupt(let reason, let copy):
             // It stays in place until a verified update replaces it: readers keep their last good pins.
-            logger.warning("cache file cannot be used; updating the store as if it had no cached pins", metadata: [
-                "store": "\(store.id)", "file": "\(cache.filePath(for: store.id))", "reason": "\(reason)",
-                "copy": "\(copy ?? "(none kept)")",
-            ])
+            logger.warning(
+                "cache file cannot be used; updating the store as if it had no cached pins",
+                metadata: [
+                    "store": "\(store.id)", "file": "\(cache.filePath(for: store.id))", "reason": "\(reason)",
+                    "copy": "\(copy ?? "(none kept)")",
+                ])
             return (nil, nil)
         case .newerFormat(let format):
-            return (nil, UpdateFailure(.writeFailed, """
-                \(cache.filePath(for: store.id)) has cache format \(format), newer than this pinkeeper's \
-                \(CacheFile.formatVersion); it is left untouched so that a downgrade cannot destroy it \
-                (upgrade pinkeeper, or remove the file to start afresh)
-                """))
+            return (
+                nil,
+                UpdateFailure(
+                    .writeFailed,
+                    """
+                    \(cache.filePath(for: store.id)) has cache format \(format), newer than this pinkeeper's \
+                    \(CacheFile.formatVersion); it is left untouched so that a downgrade cannot destroy it \
+                    (upgrade pinkeeper, or remove the file to start afresh)
+                    """)
+            )
         }
     }
 
@@ -154,16 +171,19 @@ public struct StoreUpdater: Sendable {
         let now = clock.now()
         // Read only: without the lock nothing may be written, not even a copy of a corrupt file.
         let cached = (try? CacheReader.read(cacheFile: cache.filePath(for: store.id), store: store.id)) ?? nil
-        var report = Report(store: store.id, result: state.load(store: store.id).lastResult ?? .ok, reason: "interrupted",
-                            pins: cached?.list.pins.filter { !$0.isExpired(at: now) }.count ?? 0, nextAttempt: now)
+        var report = Report(
+            store: store.id, result: state.load(store: store.id).lastResult ?? .ok, reason: "interrupted",
+            pins: cached?.list.pins.filter { !$0.isExpired(at: now) }.count ?? 0, nextAttempt: now)
         guard !Task.isCancelled else { return report }  // shutdown while waiting for the lock
         report.nextAttempt = now.saturatingAdding(store.policy.retryMin)
         report.reason = "another pinkeeper process is updating the store (it holds \(StoreLock.path(store: store.id, in: state.path)))"
         report.busy = true
-        logger.warning("store is busy; trying again later", metadata: [
-            "store": "\(store.id)", "reason": "\(report.reason ?? "")",
-            "retry_in": "\(Units.describe(seconds: report.nextAttempt.saturatingSubtracting(now)))",
-        ])
+        logger.warning(
+            "store is busy; trying again later",
+            metadata: [
+                "store": "\(store.id)", "reason": "\(report.reason ?? "")",
+                "retry_in": "\(Units.describe(seconds: report.nextAttempt.saturatingSubtracting(now)))",
+            ])
         return report
     }
 
@@ -171,20 +191,25 @@ public struct StoreUpdater: Sendable {
     /// `expiration_update_threshold` (no replacement has been published yet).
     private func warnIfExpiring(_ store: StoreConfig, pins: [Pin], now: Int64) {
         guard let soonest = ExpiringPins.soonest(pins, now: now),
-              soonest.expires.saturatingSubtracting(now) < store.policy.expirationUpdateThreshold else { return }
-        logger.warning("pins expiring without a replacement", metadata: [
-            "event": "\(LogEventID.pinsExpiring.rawValue)", "store": "\(store.id)", "name": "\(soonest.name)",
-            "expires": "\(Timestamp.iso(soonest.expires))", "expires_in": "\(Units.describe(seconds: soonest.expires.saturatingSubtracting(now)))",
-        ])
+            soonest.expires.saturatingSubtracting(now) < store.policy.expirationUpdateThreshold
+        else { return }
+        logger.warning(
+            "pins expiring without a replacement",
+            metadata: [
+                "event": "\(LogEventID.pinsExpiring.rawValue)", "store": "\(store.id)", "name": "\(soonest.name)",
+                "expires": "\(Timestamp.iso(soonest.expires))", "expires_in": "\(Units.describe(seconds: soonest.expires.saturatingSubtracting(now)))",
+            ])
     }
 
     private func remember(_ memory: StoreState, _ store: StoreConfig) {
         do {
             try state.save(memory, store: store.id)
         } catch {
-            logger.warning("cannot save store state; back-off will not survive a restart", metadata: [
-                "store": "\(store.id)", "reason": "\(error)",
-            ])
+            logger.warning(
+                "cannot save store state; back-off will not survive a restart",
+                metadata: [
+                    "store": "\(store.id)", "reason": "\(error)",
+                ])
         }
     }
 
@@ -205,8 +230,10 @@ public struct StoreUpdater: Sendable {
         var published: Bool { file != nil }
     }
 
-    private func fetchAndPublish(_ store: StoreConfig, from source: ListSource, previous: CacheFile?, memory: StoreState,
-                                 now: Int64) async throws(UpdateFailure) -> Plan {
+    private func fetchAndPublish(
+        _ store: StoreConfig, from source: ListSource, previous: CacheFile?, memory: StoreState,
+        now: Int64
+    ) async throws(UpdateFailure) -> Plan {
         let plan = try await plan(store, from: source, previous: previous, memory: memory, now: now)
         guard let file = plan.file else { return plan }
         do {
@@ -236,38 +263,46 @@ public struct StoreUpdater: Sendable {
         let merged: PinMerger.Outcome
         // Static lists: the same bytes as the last verified list are as good as a 304.
         let digest = store.mode == .static && response.status == 200 ? Self.hexDigest(response.body) : nil
-        let notModified = (response.status == 304 && exchange.isConditional)
+        let notModified =
+            (response.status == 304 && exchange.isConditional)
             || (previous != nil && digest != nil && digest == memory.bodyDigest)
         var validators = store.mode == .static ? keptValidators(of: response, store: store) : (nil, nil)
         if notModified, let previous {
             // Nothing changed on the server: no parsing, no verification, just re-publish.
             let pins = previous.list.pins.filter { !$0.isExpired(at: now) }
             guard !pins.isEmpty else { throw UpdateFailure(.storeEmpty, "the list is unchanged and every cached pin has expired") }
-            merged = PinMerger.Outcome(pins: pins, domainsConfig: store.mode == .challenge ? previous.list.domainsConfig : nil,
-                                       added: 0, expiredReceived: 0, unexpectedNames: [])
+            merged = PinMerger.Outcome(
+                pins: pins, domainsConfig: store.mode == .challenge ? previous.list.domainsConfig : nil,
+                added: 0, expiredReceived: 0, unexpectedNames: [])
             if response.status == 304 { validators = (memory.etag, memory.lastModified) }
         } else {
             let (list, signedBy) = try exchange.verifiedList(from: response, now: now)
-            let merger = PinMerger(mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
-                                   expectedCommonNames: store.expectedCommonNames)
+            let merger = PinMerger(
+                mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
+                expectedCommonNames: store.expectedCommonNames)
             merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, responseKey: signedBy, now: now)
             warnAbout(merged, received: list, store: store)
             let keptPins = previous?.list.pins.filter { !$0.isExpired(at: now) }
             if !list.pins.isEmpty && merged.expiredReceived == list.pins.count && merged.pins == keptPins {
                 // Only expired entries: nothing to add, so the published pins stay exactly as they were.
-                let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random,
-                                                catchingUp: Self.isCatchUp(previous, store: store, now: now))
-                return Plan(pins: merged.pins, file: nil, nextUpdate: next, validators: validators, bodyDigest: digest,
-                            notModified: false, ignoredUnsignedFields: merged.ignoredUnsignedFields)
+                let next = NextUpdate.scheduled(
+                    pins: merged.pins, now: now, policy: store.policy, random: random,
+                    catchingUp: Self.isCatchUp(previous, store: store, now: now))
+                return Plan(
+                    pins: merged.pins, file: nil, nextUpdate: next, validators: validators, bodyDigest: digest,
+                    notModified: false, ignoredUnsignedFields: merged.ignoredUnsignedFields)
             }
         }
-        let next = NextUpdate.scheduled(pins: merged.pins, now: now, policy: store.policy, random: random,
-                                        catchingUp: Self.isCatchUp(previous, store: store, now: now))
-        let file = CacheFile(list: PinList(pins: merged.pins, domainsConfig: merged.domainsConfig),
-                             metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: next, mode: store.mode))
-        return Plan(pins: merged.pins, file: file, nextUpdate: next, validators: validators,
-                    bodyDigest: digest ?? memory.bodyDigest, notModified: notModified,
-                    ignoredUnsignedFields: merged.ignoredUnsignedFields)
+        let next = NextUpdate.scheduled(
+            pins: merged.pins, now: now, policy: store.policy, random: random,
+            catchingUp: Self.isCatchUp(previous, store: store, now: now))
+        let file = CacheFile(
+            list: PinList(pins: merged.pins, domainsConfig: merged.domainsConfig),
+            metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: next, mode: store.mode))
+        return Plan(
+            pins: merged.pins, file: file, nextUpdate: next, validators: validators,
+            bodyDigest: digest ?? memory.bodyDigest, notModified: notModified,
+            ignoredUnsignedFields: merged.ignoredUnsignedFields)
     }
 
     /// The response's `ETag` and `Last-Modified`, each only if it may be sent back as it is: an
@@ -278,9 +313,11 @@ public struct StoreUpdater: Sendable {
         if let etag, !ValidatorFields.isValidETag(etag) { refused["etag"] = "\(etag)" }
         if let lastModified, !ValidatorFields.isValidLastModified(lastModified) { refused["last_modified"] = "\(lastModified)" }
         if !refused.isEmpty {
-            logger.debug("the server sent a validator that is no valid header value; it is not sent back", metadata: [
-                "store": "\(store.id)",
-            ].merging(refused) { $1 })
+            logger.debug(
+                "the server sent a validator that is no valid header value; it is not sent back",
+                metadata: [
+                    "store": "\(store.id)"
+                ].merging(refused) { $1 })
         }
         return (refused["etag"] == nil ? etag : nil, refused["last_modified"] == nil ? lastModified : nil)
     }
@@ -298,19 +335,25 @@ public struct StoreUpdater: Sendable {
 
     private func warnAbout(_ outcome: PinMerger.Outcome, received: PinList, store: StoreConfig) {
         if !received.pins.isEmpty && outcome.expiredReceived == received.pins.count {
-            logger.warning("the list holds only expired entries; nothing was added", metadata: [
-                "store": "\(store.id)", "entries": "\(received.pins.count)",
-            ])
+            logger.warning(
+                "the list holds only expired entries; nothing was added",
+                metadata: [
+                    "store": "\(store.id)", "entries": "\(received.pins.count)",
+                ])
         }
         if outcome.ignoredUnsignedFields {
-            logger.warning("the static list carries depth or domainsConfig, which its signatures do not cover; both are ignored", metadata: [
-                "store": "\(store.id)",
-            ])
+            logger.warning(
+                "the static list carries depth or domainsConfig, which its signatures do not cover; both are ignored",
+                metadata: [
+                    "store": "\(store.id)"
+                ])
         }
         if !outcome.unexpectedNames.isEmpty {
-            logger.warning("the list pins common names outside expected_common_names", metadata: [
-                "store": "\(store.id)", "names": "\(outcome.unexpectedNames.joined(separator: ","))",
-            ])
+            logger.warning(
+                "the list pins common names outside expected_common_names",
+                metadata: [
+                    "store": "\(store.id)", "names": "\(outcome.unexpectedNames.joined(separator: ","))",
+                ])
         }
     }
 }

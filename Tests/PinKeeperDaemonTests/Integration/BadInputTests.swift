@@ -22,45 +22,68 @@ struct BadInputTests {
 
     static let cases: [Case] = [
         Case(name: "malformed JSON", expected: .invalidData, reason: "not valid JSON") { _ in
-            Lists.route(entries: [], extra: ["body": "{\"fingerprints\": [ {"]) },
+            Lists.route(entries: [], extra: ["body": "{\"fingerprints\": [ {"])
+        },
         Case(name: "wrong types", expected: .invalidData, reason: "fingerprints[0].expires") { _ in
-            Lists.route(entries: [], extra: ["body": #"{"fingerprints":[{"name":"a","fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":"soon"}]}"#]) },
+            Lists.route(entries: [], extra: ["body": #"{"fingerprints":[{"name":"a","fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":"soon"}]}"#])
+        },
         Case(name: "missing fingerprints", expected: .invalidData, reason: "fingerprints is missing") { _ in
-            Lists.route(entries: [], extra: ["body": "{}"]) },
+            Lists.route(entries: [], extra: ["body": "{}"])
+        },
         Case(name: "bad base64 fingerprint", expected: .invalidData, reason: "fingerprints[0].fingerprint") { _ in
-            Lists.route(entries: [["name": "api.example.com", "fingerprint": "!!notbase64!!", "expires": Lists.future]]) },
+            Lists.route(entries: [["name": "api.example.com", "fingerprint": "!!notbase64!!", "expires": Lists.future]])
+        },
         Case(name: "missing signature header", expected: .invalidSignature, reason: "no X-Cert-Pinning-Signature") { _ in
-            Lists.route(entries: good, extra: ["signature_override": NSNull()]) },
+            Lists.route(entries: good, extra: ["signature_override": NSNull()])
+        },
         Case(name: "garbage signature", expected: .invalidSignature, reason: "does not verify") { _ in
-            Lists.route(entries: good, extra: ["signature_override": "bm90IGEgc2lnbmF0dXJl"]) },
+            Lists.route(entries: good, extra: ["signature_override": "bm90IGEgc2lnbmF0dXJl"])
+        },
         Case(name: "signed by the wrong key", expected: .invalidSignature, reason: "does not verify") { _ in
-            Lists.route(entries: [Lists.entry("api.example.com", 9)], key: 2) },
+            Lists.route(entries: [Lists.entry("api.example.com", 9)], key: 2)
+        },
         Case(name: "static entry without signature", mode: "static", expected: .invalidData, reason: "has no signature") { _ in
-            Lists.route(mode: "static", entries: [Lists.entry("api.example.com", 9, extra: ["signature": ""])]) },
+            Lists.route(mode: "static", entries: [Lists.entry("api.example.com", 9, extra: ["signature": ""])])
+        },
         Case(name: "static entry with a wrong signature", mode: "static", expected: .invalidSignature, reason: "does not verify") { _ in
-            Lists.route(mode: "static", entries: [Lists.entry("api.example.com", 9)], key: 2) },
+            Lists.route(mode: "static", entries: [Lists.entry("api.example.com", 9)], key: 2)
+        },
         Case(name: "HTTP 404", expected: .httpError, reason: "HTTP 404") { _ in
-            Lists.route(entries: good, extra: ["status": 404]) },
+            Lists.route(entries: good, extra: ["status": 404])
+        },
         Case(name: "HTTP 500", expected: .httpError, reason: "HTTP 500") { _ in
-            Lists.route(entries: good, extra: ["status": 500]) },
+            Lists.route(entries: good, extra: ["status": 500])
+        },
         Case(name: "429 with Retry-After", expected: .httpError, reason: "Retry-After 120s") { _ in
-            Lists.route(entries: good, extra: ["status": 429, "headers": ["Retry-After": "120"]]) },
-        Case(name: "oversize body", expected: .invalidData, reason: "max_response_size",
-             policy: { $0.maxResponseSize = 64 * 1024 }) { _ in
-            Lists.route(entries: good, extra: ["behavior": "oversize", "oversize_bytes": 1 << 20]) },
+            Lists.route(entries: good, extra: ["status": 429, "headers": ["Retry-After": "120"]])
+        },
+        Case(
+            name: "oversize body", expected: .invalidData, reason: "max_response_size",
+            policy: { $0.maxResponseSize = 64 * 1024 }
+        ) { _ in
+            Lists.route(entries: good, extra: ["behavior": "oversize", "oversize_bytes": 1 << 20])
+        },
         Case(name: "slow drip", expected: .networkError, reason: "timed out", policy: { $0.requestTimeout = 2 }) { _ in
-            Lists.route(entries: good, extra: ["behavior": "drip", "drip_interval": 0.5]) },
-        Case(name: "server hangs after the headers", expected: .networkError, reason: "timed out",
-             policy: { $0.requestTimeout = 2 }) { _ in
-            Lists.route(entries: good, extra: ["behavior": "hang_after_headers", "hang_seconds": 30]) },
+            Lists.route(entries: good, extra: ["behavior": "drip", "drip_interval": 0.5])
+        },
+        Case(
+            name: "server hangs after the headers", expected: .networkError, reason: "timed out",
+            policy: { $0.requestTimeout = 2 }
+        ) { _ in
+            Lists.route(entries: good, extra: ["behavior": "hang_after_headers", "hang_seconds": 30])
+        },
         Case(name: "503 with Retry-After seconds", expected: .httpError, reason: "Retry-After 90s") { _ in
-            Lists.route(entries: good, extra: ["status": 503, "headers": ["Retry-After": "90"]]) },
+            Lists.route(entries: good, extra: ["status": 503, "headers": ["Retry-After": "90"]])
+        },
         Case(name: "redirect to http://", expected: .networkError, reason: "non-HTTPS") { server in
-            Lists.route(entries: good, extra: ["behavior": "redirect", "location": "http://127.0.0.1:{http_port}/bad"]) },
+            Lists.route(entries: good, extra: ["behavior": "redirect", "location": "http://127.0.0.1:{http_port}/bad"])
+        },
         Case(name: "redirect loop", expected: .networkError, reason: "redirects") { _ in
-            Lists.route(entries: good, extra: ["behavior": "redirect_loop"]) },
+            Lists.route(entries: good, extra: ["behavior": "redirect_loop"])
+        },
         Case(name: "response cut off mid-body", expected: .networkError, reason: "curl error") { _ in
-            Lists.route(entries: good, extra: ["behavior": "truncate"]) },
+            Lists.route(entries: good, extra: ["behavior": "truncate"])
+        },
     ]
 
     @Test(arguments: cases)
@@ -120,8 +143,10 @@ struct BadInputTests {
         #expect(report.result == .ok)
         #expect(sandbox.cacheBytes("e") == before)
         #expect(sandbox.log.warnings(store: "e").contains { $0.message.contains("only expired") })
-        #expect(DueTime.of(cache: try sandbox.published("e"), state: sandbox.savedState("e"), policy: store.policy,
-                           now: Int64(Date().timeIntervalSince1970)) > Int64(Date().timeIntervalSince1970))
+        #expect(
+            DueTime.of(
+                cache: try sandbox.published("e"), state: sandbox.savedState("e"), policy: store.policy,
+                now: Int64(Date().timeIntervalSince1970)) > Int64(Date().timeIntervalSince1970))
     }
 
     @Test("a store with nothing valid anywhere is store-empty and publishes nothing")

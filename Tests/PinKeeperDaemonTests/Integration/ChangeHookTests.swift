@@ -17,8 +17,9 @@ struct ChangeHookTests {
     private func update(_ config: String, force: Bool = true) -> ChildProcess.Result {
         var environment = ProcessInfo.processInfo.environment
         environment["PINKEEPER_TEST_SECRET"] = "must-not-reach-the-hook"
-        return ChildProcess.run(TestEnvironment.binary, ["update", "--config", config] + (force ? ["--force"] : []),
-                                environment: environment, timeout: 30)
+        return ChildProcess.run(
+            TestEnvironment.binary, ["update", "--config", config] + (force ? ["--force"] : []),
+            environment: environment, timeout: 30)
     }
 
     private func hookLines(_ stderr: String) -> [Substring] {
@@ -105,10 +106,13 @@ struct ChangeHookTests {
         #expect(result.status == 0)
         #expect(took >= 1 && took < 10, "took \(took) s")
         let line = try #require(hookLines(result.stderr).first, "\(result.stderr)")
-        #expect(line.hasPrefix("warning: change hook failed") && line.contains("timed_out=true")
+        #expect(
+            line.hasPrefix("warning: change hook failed") && line.contains("timed_out=true")
                 && line.contains("signal=SIGTERM"), "\(line)")
-        let child = try #require(pid_t((try? String(contentsOfFile: childFile, encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""))
+        let child = try #require(
+            pid_t(
+                (try? String(contentsOfFile: childFile, encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""))
         #expect(HookProcessTests.isGone(child), "the hook's background child \(child) survived")
     }
 
@@ -182,8 +186,9 @@ struct ChangeHookTests {
         #expect(result.stderr == "pinkeeper: \(config): store 'a': key 'on_change': the program \"reload-pins\" must be an absolute path (no PATH search, no shell)\n")
     }
 
-    @Test("update as root: a hook in a group-writable directory is not run, the update still publishes, one line says why",
-          .enabled(if: geteuid() == 0, "needs root: only a process running as root refuses such a hook"))
+    @Test(
+        "update as root: a hook in a group-writable directory is not run, the update still publishes, one line says why",
+        .enabled(if: geteuid() == 0, "needs root: only a process running as root refuses such a hook"))
     func untrustedHookAsRoot() throws {
         let shared = sandbox.root.appendingPathComponent("shared")
         try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
@@ -199,7 +204,8 @@ struct ChangeHookTests {
         let lines = hookLines(result.stderr)
         #expect(lines.count == 1, "\(result.stderr)")
         let line = try #require(lines.first)
-        #expect(line.hasPrefix("warning: change hook not run") && line.contains("store=a") && line.contains("hook=\(hook.path)")
+        #expect(
+            line.hasPrefix("warning: change hook not run") && line.contains("store=a") && line.contains("hook=\(hook.path)")
                 && line.contains("the directory \(shared.path) is writable by its group and not sticky"), "\(line)")
     }
 }

@@ -33,8 +33,9 @@ struct CommandLineTests {
     func runtimeSetupFailure() throws {
         // Four descriptors: stdin/out/err and one that the dynamic loader reuses; the timerfd gets
         // the fourth and the eventfd none.
-        let result = ChildProcess.run("/usr/bin/prlimit", ["--nofile=4", TestEnvironment.binary, "update", "--config", "/nonexistent"],
-                                      timeout: 30)
+        let result = ChildProcess.run(
+            "/usr/bin/prlimit", ["--nofile=4", TestEnvironment.binary, "update", "--config", "/nonexistent"],
+            timeout: 30)
         #expect(result.status == 71, "\(result.stderr)")
         #expect(result.stderr == "pinkeeper: cannot create the sleep timer (timerfd, eventfd): Too many open files; check the open-file limit (LimitNOFILE=)\n")
     }
@@ -67,8 +68,9 @@ struct CommandLineTests {
         #expect(result.stderr.contains("no store 'nope'"))
     }
 
-    @Test("an invalid configuration: exit 78 and one line naming file, store and key",
-          arguments: ["run", "update", "check-config"])
+    @Test(
+        "an invalid configuration: exit 78 and one line naming file, store and key",
+        arguments: ["run", "update", "check-config"])
     func invalidConfiguration(command: String) throws {
         let sandbox = try Sandbox()
         let config = sandbox.root.appendingPathComponent("bad.toml").path
@@ -85,9 +87,15 @@ struct CommandLineTests {
 
     /// The curve check stays at load time for every command, `validate` and `status` included,
     /// though only an update decodes the key.
-    @Test("a public key off the P-256 curve: exit 78 naming the store and public_key",
-          arguments: [["check-config"], ["status"], ["validate", "--store", "banking", "--name", "a.example", "--fingerprint",
-                                                     String(repeating: "A", count: 43) + "="]])
+    @Test(
+        "a public key off the P-256 curve: exit 78 naming the store and public_key",
+        arguments: [
+            ["check-config"], ["status"],
+            [
+                "validate", "--store", "banking", "--name", "a.example", "--fingerprint",
+                String(repeating: "A", count: 43) + "=",
+            ],
+        ])
     func keyOffTheCurve(command: [String]) throws {
         let sandbox = try Sandbox()
         var point = Array(try #require(Data(base64Encoded: Vectors.keyABase64)))

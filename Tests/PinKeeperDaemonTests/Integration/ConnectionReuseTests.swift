@@ -13,8 +13,10 @@ struct ConnectionReuseTests {
     /// that a test task starved by a busy machine between two fetches still finds the connection.
     private static let linger: Duration = .seconds(600)
 
-    private func fetch(_ url: String, caFile: String? = TestEnvironment.certificate("ca.pem"),
-                       proxy: ProxySetting = .direct, linger: Duration = Self.linger) async -> Result<HTTPResponse, UpdateFailure> {
+    private func fetch(
+        _ url: String, caFile: String? = TestEnvironment.certificate("ca.pem"),
+        proxy: ProxySetting = .direct, linger: Duration = Self.linger
+    ) async -> Result<HTTPResponse, UpdateFailure> {
         let fetcher = CurlFetcher(userAgent: PinKeeperVersion.userAgent, linger: linger)
         do {
             return .success(try await fetcher.fetch(HTTPRequest(url: url, caFile: caFile, timeout: 10, proxy: proxy)))

@@ -16,8 +16,10 @@ struct CrashSafetyTests {
             var fingerprint = [UInt8](repeating: UInt8(generation & 0xFF), count: 32)
             fingerprint[0] = UInt8(i & 0xFF)
             fingerprint[1] = UInt8(i >> 8)
-            return ["name": "host\(i).example.com", "fingerprint": Data(fingerprint).base64EncodedString(),
-                    "expires": Lists.future]
+            return [
+                "name": "host\(i).example.com", "fingerprint": Data(fingerprint).base64EncodedString(),
+                "expires": Lists.future,
+            ]
         }
     }
 

@@ -30,16 +30,21 @@ struct CurlLoadedOnceTests {
     /// Three passes of a real daemon under the dynamic loader's log (`LD_DEBUG=files,bindings`):
     /// libcurl is opened once and never closed, and `curl_global_init` is looked up (and so run,
     /// see CurlLoader.c) once, although the driver thread ended between the second and third pass.
-    @Test("the daemon loads libcurl once: mapped after every pass and after its idle driver thread ended",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "the daemon loads libcurl once: mapped after every pass and after its idle driver thread ended",
+        .timeLimit(.minutes(2)))
     func loadedOnceAcrossPasses() async throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
         try server.route("a", Lists.route(entries: [Lists.entry("a.example.com", 1)]))
         let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")])
         let socket = try NotifySocket(abstract: false)
         let log = sandbox.root.appendingPathComponent("ld-debug").path
-        let daemon = try DaemonProcess(config: config, environment: ["NOTIFY_SOCKET": socket.address,
-                                                                     "LD_DEBUG": "files,bindings", "LD_DEBUG_OUTPUT": log])
+        let daemon = try DaemonProcess(
+            config: config,
+            environment: [
+                "NOTIFY_SOCKET": socket.address,
+                "LD_DEBUG": "files,bindings", "LD_DEBUG_OUTPUT": log,
+            ])
 
         let ready = socket.collect(until: { $0.contains("READY=1") }, timeout: 15)
         try #require(ready.last?.contains("READY=1") == true, "got \(ready)")

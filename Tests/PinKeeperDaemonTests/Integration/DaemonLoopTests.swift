@@ -24,8 +24,9 @@ struct DaemonLoopTests {
         }
     }
 
-    @Test("a store whose URL a reload changes during a pass is fetched from the new URL as soon as the pass ends",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "a store whose URL a reload changes during a pass is fetched from the new URL as soon as the pass ends",
+        .timeLimit(.minutes(2)))
     func reloadDuringPass() async throws {
         let fetcher = GatedFetcher(holding: [server.url("a")])
         let daemon = start([try sandbox.store("a", url: server.url("a"))], fetcher: fetcher)
@@ -36,14 +37,16 @@ struct DaemonLoopTests {
         #expect(await eventually(timeout: 30) { sandbox.log.all.contains { $0.message == "configuration reloaded" } })
         fetcher.release()
 
-        #expect(await eventually(timeout: 30) { fetcher.requested.contains(server.url("a2")) },
-                "requested \(fetcher.requested)")
+        #expect(
+            await eventually(timeout: 30) { fetcher.requested.contains(server.url("a2")) },
+            "requested \(fetcher.requested)")
         #expect(await eventually(timeout: 30) { (try? sandbox.published("a").metadata.source) == server.url("a2") })
         await daemon.stop()
     }
 
-    @Test("SIGHUPs while a reload reads its files are coalesced: the newest configuration alone is applied, with one READY=1",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "SIGHUPs while a reload reads its files are coalesced: the newest configuration alone is applied, with one READY=1",
+        .timeLimit(.minutes(2)))
     func reloadsCoalesce() async throws {
         let fetcher = GatedFetcher(holding: [])
         let a = try sandbox.store("a", url: server.url("a"))
@@ -56,12 +59,14 @@ struct DaemonLoopTests {
         #expect(await eventually(timeout: 30) { daemon.reloadReads == 1 }, "the first reload never read")
         daemon.setConfiguration(sandbox.configuration([a, try sandbox.store("c", url: server.url("c1"))]))
         daemon.send(.reload)
-        #expect(await eventually(timeout: 30) { daemon.notifier.texts.filter { $0.hasPrefix("RELOADING=1") }.count == 2 },
-                "the second SIGHUP was not answered while the first reload read: \(daemon.notifier.texts)")
+        #expect(
+            await eventually(timeout: 30) { daemon.notifier.texts.filter { $0.hasPrefix("RELOADING=1") }.count == 2 },
+            "the second SIGHUP was not answered while the first reload read: \(daemon.notifier.texts)")
         daemon.holdReloads(false)
 
-        #expect(await eventually(timeout: 30) { (try? sandbox.published("c").metadata.source) == server.url("c1") },
-                "requested \(fetcher.requested)")
+        #expect(
+            await eventually(timeout: 30) { (try? sandbox.published("c").metadata.source) == server.url("c1") },
+            "requested \(fetcher.requested)")
         #expect(daemon.reloadReads == 2)
         #expect(!fetcher.requested.contains(server.url("b")), "the superseded configuration was applied")
         let sinceReload = daemon.notifier.texts.drop { !$0.hasPrefix("RELOADING=1") }
@@ -84,12 +89,15 @@ struct DaemonLoopTests {
         await daemon.stop()
     }
 
-    @Test("a pass started before a reload neither fetches a store the reload removed nor one it changed, by their old configuration",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "a pass started before a reload neither fetches a store the reload removed nor one it changed, by their old configuration",
+        .timeLimit(.minutes(2)))
     func reloadRemovesAndChangesStoresNotYetStarted() async throws {
         let fetcher = GatedFetcher(holding: [server.url("a")])
-        let before = [try sandbox.store("a", url: server.url("a")), try sandbox.store("b", url: server.url("b")),
-                      try sandbox.store("c", url: server.url("c1"))]
+        let before = [
+            try sandbox.store("a", url: server.url("a")), try sandbox.store("b", url: server.url("b")),
+            try sandbox.store("c", url: server.url("c1")),
+        ]
         // One store at a time, in id order: b and c wait behind the held a.
         let daemon = start(before, fetcher: fetcher, concurrency: 1)
         #expect(await eventually(timeout: 30) { fetcher.waitingCount == 1 }, "the first fetch never started")
@@ -99,12 +107,14 @@ struct DaemonLoopTests {
         #expect(await eventually(timeout: 30) { sandbox.log.all.contains { $0.message == "configuration reloaded" } })
         fetcher.release()
 
-        #expect(await eventually(timeout: 30) { (try? sandbox.published("c").metadata.source) == server.url("c2") },
-                "requested \(fetcher.requested)")
+        #expect(
+            await eventually(timeout: 30) { (try? sandbox.published("c").metadata.source) == server.url("c2") },
+            "requested \(fetcher.requested)")
         #expect(fetcher.requested == [server.url("a"), server.url("c2")])
         #expect(!FileManager.default.fileExists(atPath: sandbox.cacheFile("b").path))
-        #expect(await eventually(timeout: 30) { daemon.notifier.texts.last { $0.hasPrefix("STATUS=") }?.hasPrefix("STATUS=2 stores: 2 fresh") == true },
-                "\(daemon.notifier.texts)")
+        #expect(
+            await eventually(timeout: 30) { daemon.notifier.texts.last { $0.hasPrefix("STATUS=") }?.hasPrefix("STATUS=2 stores: 2 fresh") == true },
+            "\(daemon.notifier.texts)")
         await daemon.stop()
     }
 
@@ -113,11 +123,14 @@ struct DaemonLoopTests {
         let fetcher = GatedFetcher(holding: [])
         let file = sandbox.root.appendingPathComponent("pinkeeper.prom")
         let sandbox = self.sandbox
-        let daemon = InProcessDaemon(sandbox.configuration([try sandbox.store("a", url: server.url("a"))], metricsFile: file.path),
-                                     logger: sandbox.log.logger) { _ in sandbox.updater(fetcher: fetcher) }
-        #expect(await eventually(timeout: 30) {
-            (try? String(contentsOf: file, encoding: .utf8))?.contains("{store=\"a\",result=\"ok\"} 1") == true
-        })
+        let daemon = InProcessDaemon(
+            sandbox.configuration([try sandbox.store("a", url: server.url("a"))], metricsFile: file.path),
+            logger: sandbox.log.logger
+        ) { _ in sandbox.updater(fetcher: fetcher) }
+        #expect(
+            await eventually(timeout: 30) {
+                (try? String(contentsOf: file, encoding: .utf8))?.contains("{store=\"a\",result=\"ok\"} 1") == true
+            })
         await daemon.stop()
     }
 }

@@ -53,8 +53,11 @@ struct DaemonProcessTests {
 
     @Test("a download hanging until its timeout does not starve the watchdog")
     func watchdogDuringHang() throws {
-        try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)],
-                                          extra: ["behavior": "hang_after_headers", "hang_seconds": 30]))
+        try server.route(
+            "a",
+            Lists.route(
+                entries: [Lists.entry("api.example.com", 1)],
+                extra: ["behavior": "hang_after_headers", "hang_seconds": 30]))
         let (daemon, socket, _) = try start(environment: ["WATCHDOG_USEC": "1000000"])
         let messages = socket.collect(until: { _ in false }, timeout: 3)
         #expect(messages.filter { $0 == "WATCHDOG=1" }.count >= 4, "got \(messages)")
@@ -126,8 +129,11 @@ struct DaemonProcessTests {
 
     @Test("SIGTERM during a hanging download: STOPPING=1 and exit 0 in under 2 s")
     func stopDuringDownload() throws {
-        try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)],
-                                          extra: ["behavior": "hang_after_headers", "hang_seconds": 30]))
+        try server.route(
+            "a",
+            Lists.route(
+                entries: [Lists.entry("api.example.com", 1)],
+                extra: ["behavior": "hang_after_headers", "hang_seconds": 30]))
         let (daemon, socket, _) = try start()
         let deadline = Date().addingTimeInterval(10)
         while server.requests("a").isEmpty && Date() < deadline { usleep(20_000) }
@@ -163,10 +169,12 @@ struct DaemonProcessTests {
     func hookStartsClean() throws {
         let record = sandbox.root.appendingPathComponent("hook-signals").path
         // The shell reads its own status with builtins: while it waits for a child it blocks signals.
-        let hook = try HookScript(in: sandbox.root, body: """
-            while IFS= read -r line; do case $line in Sig*) echo "$line";; esac; done < /proc/$$/status > '\(record).tmp'
-            mv '\(record).tmp' '\(record)'
-            """)
+        let hook = try HookScript(
+            in: sandbox.root,
+            body: """
+                while IFS= read -r line; do case $line in Sig*) echo "$line";; esac; done < /proc/$$/status > '\(record).tmp'
+                mv '\(record).tmp' '\(record)'
+                """)
         let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")], storeExtra: hook.keys())
         let daemon = try DaemonProcess(config: config)
         let deadline = Date().addingTimeInterval(15)

@@ -20,8 +20,9 @@ struct DirectoryTests {
         try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
         let base = sandbox.root.appendingPathComponent("fresh")
         let cache = base.appendingPathComponent("var/cache/pinkeeper"), state = base.appendingPathComponent("var/lib/pinkeeper")
-        let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")], cacheDirectory: cache.path,
-                                             stateDirectory: state.path)
+        let config = try sandbox.writeConfig(
+            [("a", server.url("a"), "challenge")], cacheDirectory: cache.path,
+            stateDirectory: state.path)
 
         let result = ChildProcess.run(TestEnvironment.binary, ["update", "--config", config], timeout: 30)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
@@ -38,8 +39,9 @@ struct DirectoryTests {
         let server = try FixtureServer(), sandbox = try Sandbox()
         try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)], extra: ["status": 500]))
         let state = sandbox.root.appendingPathComponent("missing/state")
-        let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")],
-                                             storeExtra: "retry_min = \"1s\"\nretry_max = \"4s\"", stateDirectory: state.path)
+        let config = try sandbox.writeConfig(
+            [("a", server.url("a"), "challenge")],
+            storeExtra: "retry_min = \"1s\"\nretry_max = \"4s\"", stateDirectory: state.path)
         let daemon = try DaemonProcess(config: config)
         let deadline = Date().addingTimeInterval(15)
         while server.requests("a").count < 3 && Date() < deadline && daemon.isRunning { usleep(50_000) }
@@ -55,8 +57,9 @@ struct DirectoryTests {
         #expect(status.stdout.contains("\"lastResult\": \"http-error\""), "\(status.stdout)")
     }
 
-    @Test("a directory that cannot be created: update and run each give one line naming it, before any fetch",
-          arguments: ["update", "run"])
+    @Test(
+        "a directory that cannot be created: update and run each give one line naming it, before any fetch",
+        arguments: ["update", "run"])
     func uncreatable(command: String) throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
         try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
@@ -95,8 +98,9 @@ struct DirectoryTests {
         #expect(daemon.waitForExit(timeout: 5) == 0)
         let errors = daemon.stderr.split(separator: "\n").filter { $0.hasPrefix("error: reload failed") }
         #expect(errors.count == 1, "\(daemon.stderr)")
-        #expect(errors.first?.contains("key 'state_directory'") == true && errors.first?.contains("Not a directory") == true,
-                "\(errors)")
+        #expect(
+            errors.first?.contains("key 'state_directory'") == true && errors.first?.contains("Not a directory") == true,
+            "\(errors)")
     }
 
     @Test("a state directory writable by its group is refused at start, naming it")
@@ -121,8 +125,9 @@ struct DirectoryTests {
         #expect(server.requests("a").isEmpty)
     }
 
-    @Test("a cache directory owned by another user is refused: its owner could swap the published files",
-          .enabled(if: geteuid() == 0, "skipped: needs root to chown the cache directory to nobody"))
+    @Test(
+        "a cache directory owned by another user is refused: its owner could swap the published files",
+        .enabled(if: geteuid() == 0, "skipped: needs root to chown the cache directory to nobody"))
     func foreignOwner() throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
         try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
@@ -140,8 +145,12 @@ struct DirectoryTests {
         try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
         chmod(parent.path, 0o777)
         let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")], cacheDirectory: cache.path)
-        expectRefused(config, server, ["cache directory \(cache.path)", "\(parent.path) is writable by other users",
-                                       "sticky"])
+        expectRefused(
+            config, server,
+            [
+                "cache directory \(cache.path)", "\(parent.path) is writable by other users",
+                "sticky",
+            ])
     }
 
     /// A combining mark at the start of a name joins the "/" before it into one Character: a
@@ -178,8 +187,9 @@ struct DirectoryTests {
 /// Every write re-checks the directory's owner, not only the check at start.
 @Suite("AtomicWriter directory owner")
 struct WriterOwnerTests {
-    @Test("a directory owned by another user is refused for the cache; the metrics writer accepts it",
-          .enabled(if: geteuid() == 0, "skipped: needs root to chown the directory to nobody"))
+    @Test(
+        "a directory owned by another user is refused for the cache; the metrics writer accepts it",
+        .enabled(if: geteuid() == 0, "skipped: needs root to chown the directory to nobody"))
     func foreignOwnedDirectory() throws {
         let dir = TestEnvironment.temporaryDirectory("owner")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -189,8 +199,9 @@ struct WriterOwnerTests {
         try MetricsFile.writer.write(Data("x".utf8), to: "pinkeeper.prom", in: dir.path)
     }
 
-    @Test("root writes into a system account's directory (the service user's cache) but not a login user's",
-          .enabled(if: geteuid() == 0, "skipped: needs root to chown the directory"))
+    @Test(
+        "root writes into a system account's directory (the service user's cache) but not a login user's",
+        .enabled(if: geteuid() == 0, "skipped: needs root to chown the directory"))
     func rootAndTheServiceUser() throws {
         let dir = TestEnvironment.temporaryDirectory("owner-system")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -49,26 +49,35 @@ struct DryRunTests {
     }
 
     func lines(_ result: ChildProcess.Result) -> [String: String] {
-        Dictionary(uniqueKeysWithValues: result.stdout.split(separator: "\n").map { line in
-            (String(line.prefix { $0 != " " }), String(line))
-        })
+        Dictionary(
+            uniqueKeysWithValues: result.stdout.split(separator: "\n").map { line in
+                (String(line.prefix { $0 != " " }), String(line))
+            })
     }
 
     @Test("added, expired and unchanged pins and ignored unsigned fields are counted; nothing is written; a real update then does it")
     func describesChanges() throws {
         let soon = Int64(Date().timeIntervalSince1970) + 3
-        try server.route("s", Lists.route(mode: "static", entries: [
-            Lists.entry("api.example.com", 1), Lists.entry("old.example.com", 2, expires: soon),
-        ]))
+        try server.route(
+            "s",
+            Lists.route(
+                mode: "static",
+                entries: [
+                    Lists.entry("api.example.com", 1), Lists.entry("old.example.com", 2, expires: soon),
+                ]))
         let config = try sandbox.writeConfig([("s", server.url("s"), "static")])
         #expect(pinkeeper(["update", "--config", config]).status == 0)
         #expect(try sandbox.published("s").list.pins.count == 2)
         while Int64(Date().timeIntervalSince1970) < soon + 1 { usleep(100_000) }  // old.example.com expires
 
-        try server.route("s", Lists.route(mode: "static", entries: [
-            Lists.entry("api.example.com", 1), Lists.entry("new.example.com", 3, extra: ["depth": 2]),
-            Lists.entry("gone.example.com", 4, expires: 1_000),
-        ], extra: ["domainsConfig": UnsignedFieldsTests.pinningOff]))
+        try server.route(
+            "s",
+            Lists.route(
+                mode: "static",
+                entries: [
+                    Lists.entry("api.example.com", 1), Lists.entry("new.example.com", 3, extra: ["depth": 2]),
+                    Lists.entry("gone.example.com", 4, expires: 1_000),
+                ], extra: ["domainsConfig": UnsignedFieldsTests.pinningOff]))
         let cacheBefore = DirectorySnapshot(sandbox.cache), stateBefore = DirectorySnapshot(sandbox.state)
         let dryRun = pinkeeper(["update", "--config", config, "--dry-run"])
         #expect(dryRun.status == 0, "\(dryRun.stdout)\(dryRun.stderr)")
@@ -137,8 +146,9 @@ struct DryRunTests {
         try server.route("b", Lists.route(entries: [], extra: ["status": 503]))
         let missingCache = sandbox.root.appendingPathComponent("new-cache").path
         let missingState = sandbox.root.appendingPathComponent("new-state").path
-        let config = try sandbox.writeConfig([("a", server.url("a"), "challenge"), ("b", server.url("b"), "challenge")],
-                                             cacheDirectory: missingCache, stateDirectory: missingState)
+        let config = try sandbox.writeConfig(
+            [("a", server.url("a"), "challenge"), ("b", server.url("b"), "challenge")],
+            cacheDirectory: missingCache, stateDirectory: missingState)
         let rootBefore = DirectorySnapshot(sandbox.root)
         let dryRun = pinkeeper(["update", "--config", config, "--dry-run"])
         #expect(dryRun.status == 1, "\(dryRun.stdout)\(dryRun.stderr)")

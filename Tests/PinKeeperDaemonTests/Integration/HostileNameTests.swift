@@ -18,11 +18,13 @@ struct HostileNameTests {
         #expect(update.status == 1, "\(update.stderr)")
         let logLines = update.stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         #expect(update.stderr.hasSuffix("\n"))
-        #expect(logLines.contains { $0.hasPrefix("error: update failed ") && $0.contains("reason=\"\(reason)\"") },
-                "\(update.stderr)")
+        #expect(
+            logLines.contains { $0.hasPrefix("error: update failed ") && $0.contains("reason=\"\(reason)\"") },
+            "\(update.stderr)")
         for line in logLines {
-            #expect(["trace", "debug", "info", "notice", "warning", "error", "critical"].contains { line.hasPrefix("\($0): ") },
-                    "a line not written by the logger: \(line)")
+            #expect(
+                ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains { line.hasPrefix("\($0): ") },
+                "a line not written by the logger: \(line)")
             #expect(!LogInjectionTests.hasControl(String(line)), "\(line)")
         }
         #expect(!update.stderr.contains("\nINFO: forged"))

@@ -48,10 +48,12 @@ struct ImportTests {
     @Test("a good list is verified, merged (expired entries skipped, unsigned fields ignored), published and recorded; status is fresh")
     func goodList() throws {
         let config = try configure()
-        let file = try listFile("list", [
-            Lists.entry("api.example.com", 1), Lists.entry("cdn.example.com", 2, extra: ["depth": 1]),
-            Lists.entry("old.example.com", 3, expires: 1_000),
-        ], extra: ["domainsConfig": UnsignedFieldsTests.pinningOff])
+        let file = try listFile(
+            "list",
+            [
+                Lists.entry("api.example.com", 1), Lists.entry("cdn.example.com", 2, extra: ["depth": 1]),
+                Lists.entry("old.example.com", 3, expires: 1_000),
+            ], extra: ["domainsConfig": UnsignedFieldsTests.pinningOff])
 
         let result = pinkeeper(["import", "--config", config, "--store", "s", file])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
@@ -78,8 +80,11 @@ struct ImportTests {
     @Test("one bad signature: nothing is published or recorded, exit 1, the line names the store and the entry")
     func badSignature() throws {
         let config = try configure()
-        #expect(pinkeeper(["import", "--config", config, "--store", "s",
-                           try listFile("first", [Lists.entry("api.example.com", 1)])]).status == 0)
+        #expect(
+            pinkeeper([
+                "import", "--config", config, "--store", "s",
+                try listFile("first", [Lists.entry("api.example.com", 1)]),
+            ]).status == 0)
         let cacheBefore = sandbox.cacheBytes("s"), stateBefore = sandbox.savedState("s")
 
         // Signed by the Python signer, then one entry's fingerprint swapped after signing.
@@ -157,8 +162,12 @@ struct ImportTests {
     func fileChecks() throws {
         let config = try configure(storeExtra: "max_response_size = 2048")
         let file = try listFile("list", [Lists.entry("api.example.com", 1)])
-        let stdin = ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" import --config \"$1\" --store s - < \"$2\"",
-                                                 TestEnvironment.binary, config, file], timeout: 30)
+        let stdin = ChildProcess.run(
+            "/bin/sh",
+            [
+                "-c", "exec \"$0\" import --config \"$1\" --store s - < \"$2\"",
+                TestEnvironment.binary, config, file,
+            ], timeout: 30)
         #expect(stdin.status == 0, "\(stdin.stdout)\(stdin.stderr)")
         #expect(stdin.stdout.hasPrefix("s ok pins=1 "), "\(stdin.stdout)")
 

@@ -25,8 +25,9 @@ struct KeyRemovalTests {
     /// A static entry signed by the `openssl` CLI with signing key `key` (PROTOCOL.md §3.2).
     static func signedEntry(_ name: String, _ byte: UInt8, key: Int) -> [String: Any] {
         let fingerprint = Lists.fingerprint(byte)
-        let signature = OpenSSL.shell("printf '%s' \"$1\" | openssl dgst -sha256 -sign \"$2\" | openssl base64 -A",
-                                      arguments: ["\(name)&\(fingerprint)&\(Lists.future)", TestEnvironment.signingKey(key)])
+        let signature = OpenSSL.shell(
+            "printf '%s' \"$1\" | openssl dgst -sha256 -sign \"$2\" | openssl base64 -A",
+            arguments: ["\(name)&\(fingerprint)&\(Lists.future)", TestEnvironment.signingKey(key)])
         return Lists.entry(name, byte, extra: ["signature": signature])
     }
 
@@ -141,9 +142,13 @@ struct KeyRemovalTests {
 
     @Test("static, server down: SIGHUP re-verifies the kept signatures and publishes what the remaining key vouches for")
     func staticReloadServerDown() throws {
-        try server.route("s", Lists.route(mode: "static", entries: [
-            Self.signedEntry("api.example.com", 1, key: 1), Self.signedEntry("api.example.com", 2, key: 2),
-        ]))
+        try server.route(
+            "s",
+            Lists.route(
+                mode: "static",
+                entries: [
+                    Self.signedEntry("api.example.com", 1, key: 1), Self.signedEntry("api.example.com", 2, key: 2),
+                ]))
         let config = try configure(mode: "static", keys: [1, 2])
         let (daemon, _) = try startDaemon(config)
         let both = [pin(1, key: 1), pin(2, key: 2)].sorted()
@@ -165,9 +170,13 @@ struct KeyRemovalTests {
 
     @Test("pinkeeper update, static, server down: a store not yet due still loses the removed key's pins")
     func staticUpdateServerDown() throws {
-        try server.route("s", Lists.route(mode: "static", entries: [
-            Self.signedEntry("api.example.com", 1, key: 1), Self.signedEntry("api.example.com", 2, key: 2),
-        ]))
+        try server.route(
+            "s",
+            Lists.route(
+                mode: "static",
+                entries: [
+                    Self.signedEntry("api.example.com", 1, key: 1), Self.signedEntry("api.example.com", 2, key: 2),
+                ]))
         #expect(update(try configure(mode: "static", keys: [1, 2])).status == 0)
         server.stop()
         let result = update(try configure(mode: "static", keys: [2]))

@@ -68,8 +68,10 @@ struct LazyCurlTests {
         #expect(update.loadedCurl)
 
         let fingerprint = String(repeating: "A", count: 43) + "="
-        for arguments in [["check-config"], ["status"],
-                          ["validate", "--store", "a", "--name", "api.example.com", "--fingerprint", fingerprint]] {
+        for arguments in [
+            ["check-config"], ["status"],
+            ["validate", "--store", "a", "--name", "api.example.com", "--fingerprint", fingerprint],
+        ] {
             let other = try run(arguments + ["--config", config], sandbox: sandbox)
             #expect([0, 1].contains(other.status), "\(arguments)")
             #expect(!other.loadedCurl, "\(arguments[0]) loaded libcurl")

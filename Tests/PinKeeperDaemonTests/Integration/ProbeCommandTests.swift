@@ -23,8 +23,10 @@ struct ProbeCommandTests {
         let result = probe.probe()
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let text = line(result)
-        #expect(text.hasPrefix("api api.example.test:443 pinned peer=127.0.0.1:\(probe.server.port) leaf=\(probe.fingerprint("leaf")) "
-                               + "leaf_expires=\(Timestamp.iso(probe.notAfter("leaf")))"), "\(text)")
+        #expect(
+            text.hasPrefix(
+                "api api.example.test:443 pinned peer=127.0.0.1:\(probe.server.port) leaf=\(probe.fingerprint("leaf")) "
+                    + "leaf_expires=\(Timestamp.iso(probe.notAfter("leaf")))"), "\(text)")
         #expect(text.contains("reason=\"the served certificate is pinned until"))
         // A handshake only: the server never saw an HTTP request.
         #expect(probe.server.requests().isEmpty)
@@ -46,8 +48,10 @@ struct ProbeCommandTests {
         let probe = try ProbeWorld("unpinned")
         try probe.configure(probe.probeKeys())
         // The intermediate pinned as if it were the leaf (depth 0): wrong depth, no match.
-        try probe.publish([Pin(name: ProbeWorld.name, fingerprint: [UInt8](repeating: 9, count: 32), expires: ReaderWorld.future),
-                           probe.pin("intermediate", depth: 0)])
+        try probe.publish([
+            Pin(name: ProbeWorld.name, fingerprint: [UInt8](repeating: 9, count: 32), expires: ReaderWorld.future),
+            probe.pin("intermediate", depth: 0),
+        ])
         let result = probe.probe()
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         let text = line(result)
@@ -124,8 +128,9 @@ struct ProbeCommandTests {
         try probe.configure(probe.probeKeys(port: port))
         let result = probe.probe()
         #expect(result.status == 1)
-        #expect(line(result).contains("error reason=\"cannot connect to 127.0.0.1 port \(port): 127.0.0.1:\(port): Connection refused\""),
-                "\(result.stdout)")
+        #expect(
+            line(result).contains("error reason=\"cannot connect to 127.0.0.1 port \(port): 127.0.0.1:\(port): Connection refused\""),
+            "\(result.stdout)")
     }
 
     @Test("a certificate list over 64 KiB is refused before it is parsed: error (1)")
@@ -133,7 +138,8 @@ struct ProbeCommandTests {
         let probe = try ProbeWorld("oversize")
         // A leaf with 2800 DNS names (about 80 KiB: over our bound, under OpenSSL's default of 100 KiB).
         let dir = probe.pki.directory.path
-        OpenSSL.shell(#"""
+        OpenSSL.shell(
+            #"""
             cd "$1"
             { printf 'basicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:api.example.test'
               for i in $(seq 1 2800); do printf ',DNS:h%05d.padding.example.test' "$i"; done; printf '\n'; } >big.ext
@@ -173,7 +179,9 @@ struct ProbeCommandTests {
         try probe.configure(probe.probeKeys(extra: "probe_interval = \"15m\""))
         let result = probe.world.run("check-config", [])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("store api: challenge https://127.0.0.1:1/list (1 key, every 604800s)\n"
-                                       + "  probe api.example.test:443 via 127.0.0.1:\(probe.server.port) every 900s\n"), "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "store api: challenge https://127.0.0.1:1/list (1 key, every 604800s)\n"
+                    + "  probe api.example.test:443 via 127.0.0.1:\(probe.server.port) every 900s\n"), "\(result.stdout)")
     }
 }

@@ -10,14 +10,17 @@ import Testing
 @Suite("The daemon's probes", .serialized)
 struct ProbeDaemonTests {
     /// Waits until `<state>/<store>.probes.json` satisfies `condition`; returns its JSON.
-    private func probes(_ world: ReaderWorld, _ store: String, timeout: TimeInterval = 20,
-                        until condition: ([[String: Any]]) -> Bool) -> [[String: Any]]? {
+    private func probes(
+        _ world: ReaderWorld, _ store: String, timeout: TimeInterval = 20,
+        until condition: ([[String: Any]]) -> Bool
+    ) -> [[String: Any]]? {
         let file = world.state.appendingPathComponent("\(store).probes.json")
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let data = try? Data(contentsOf: file),
-               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-               let targets = object["targets"] as? [[String: Any]], condition(targets) {
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let targets = object["targets"] as? [[String: Any]], condition(targets)
+            {
                 return targets
             }
             usleep(50_000)
@@ -42,8 +45,9 @@ struct ProbeDaemonTests {
             ("expiring", probe.probeKeys(), [probe.pin("leaf", expires: ReaderWorld.now + 1_800)]),
             ("failing", probe.probeKeys(target: "www.example.test"), [probe.pin("leaf")]),
         ]
-        try world.configure(stores.map { .init(id: $0.0, extra: $0.1, url: "https://127.0.0.1:1/\($0.0)") },
-                            topLevel: "metrics_file = \"\(metrics)\"")
+        try world.configure(
+            stores.map { .init(id: $0.0, extra: $0.1, url: "https://127.0.0.1:1/\($0.0)") },
+            topLevel: "metrics_file = \"\(metrics)\"")
         for (id, _, pins) in stores { try world.publish(id, pins) }
 
         let daemon = try DaemonProcess(config: world.config.path)
@@ -64,8 +68,10 @@ struct ProbeDaemonTests {
         #expect(lines.count == 5, "\(lines)")
         let unpinned = try #require(lines.first { $0.contains("store=unpinned") })
         #expect(unpinned.hasPrefix("error: probed host serves a certificate no pin matches; clients enforcing the store fail now "))
-        for field in ["outcome=unpinned", "previous=none", "target=api.example.test:443", "peer=127.0.0.1:\(probe.server.port)",
-                      "leaf_fingerprint=\"\(probe.fingerprint("leaf"))\"", "leaf_expires=\(Timestamp.iso(probe.notAfter("leaf")))"] {
+        for field in [
+            "outcome=unpinned", "previous=none", "target=api.example.test:443", "peer=127.0.0.1:\(probe.server.port)",
+            "leaf_fingerprint=\"\(probe.fingerprint("leaf"))\"", "leaf_expires=\(Timestamp.iso(probe.notAfter("leaf")))",
+        ] {
             #expect(unpinned.contains(field), "\(field) in \(unpinned)")
         }
         #expect(lines.first { $0.contains("store=expiring") }?.hasPrefix("warning: probed host serves a pinned certificate whose pins run out soon") == true)
@@ -160,8 +166,9 @@ struct ProbeDaemonTests {
         try probe.configure(probe.probeKeys(port: silent.port, timeout: "60s"))
         try probe.publish([probe.pin("leaf")])
         let socket = try NotifySocket()
-        let daemon = try DaemonProcess(config: probe.world.config.path,
-                                       environment: ["NOTIFY_SOCKET": socket.address, "WATCHDOG_USEC": "1000000"])
+        let daemon = try DaemonProcess(
+            config: probe.world.config.path,
+            environment: ["NOTIFY_SOCKET": socket.address, "WATCHDOG_USEC": "1000000"])
         #expect(socket.collect(until: { $0.contains("READY=1") }, timeout: 15).last?.contains("READY=1") == true)
         let during = socket.collect(until: { _ in false }, timeout: 3)
         #expect(during.filter { $0 == "WATCHDOG=1" }.count >= 4, "got \(during)")

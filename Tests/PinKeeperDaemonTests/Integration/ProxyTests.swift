@@ -23,8 +23,10 @@ struct ProxyTests {
     }
 
     /// One store `a` at `url`; `defaults` and `store` are extra TOML lines.
-    private func writeConfig(_ sandbox: Sandbox, url: String, defaults: String = "", store: String = "",
-                             caFile: String = TestEnvironment.certificate("ca.pem")) throws -> String {
+    private func writeConfig(
+        _ sandbox: Sandbox, url: String, defaults: String = "", store: String = "",
+        caFile: String = TestEnvironment.certificate("ca.pem")
+    ) throws -> String {
         let text = """
             cache_directory = "\(sandbox.cache.path)"
             state_directory = "\(sandbox.state.path)"
@@ -99,8 +101,9 @@ struct ProxyTests {
         #expect(proxied.status == 0, "\(proxied.stdout)\(proxied.stderr)")
         #expect(proxy.connectTargets() == ["127.0.0.1:\(server.port)"])
 
-        let exempt = pinkeeper(["update", "--config", config, "--force"],
-                               environment: ["https_proxy": proxy.url(), "no_proxy": "127.0.0.1"])
+        let exempt = pinkeeper(
+            ["update", "--config", config, "--force"],
+            environment: ["https_proxy": proxy.url(), "no_proxy": "127.0.0.1"])
         #expect(exempt.status == 0, "\(exempt.stdout)\(exempt.stderr)")
         #expect(proxy.connectTargets().count == 1)
         #expect(server.requests("a").count == 2)
@@ -113,17 +116,20 @@ struct ProxyTests {
         try route(server)
         let environment = ["https_proxy": refusing.url(), "HTTPS_PROXY": refusing.url(), "all_proxy": refusing.url()]
 
-        let direct = pinkeeper(["update", "--config", try writeConfig(sandbox, url: server.url("a"), store: "proxy = \"\"")],
-                               environment: environment)
+        let direct = pinkeeper(
+            ["update", "--config", try writeConfig(sandbox, url: server.url("a"), store: "proxy = \"\"")],
+            environment: environment)
         #expect(direct.status == 0, "\(direct.stdout)\(direct.stderr)")
         #expect(refusing.connectTargets().isEmpty)
 
         // The control: without the key, the same environment sends the fetch to that proxy.
-        let viaEnvironment = pinkeeper(["update", "--config", try writeConfig(sandbox, url: server.url("a")), "--force"],
-                                       environment: environment)
+        let viaEnvironment = pinkeeper(
+            ["update", "--config", try writeConfig(sandbox, url: server.url("a")), "--force"],
+            environment: environment)
         #expect(viaEnvironment.status == 1)
-        #expect(viaEnvironment.stdout.contains(
-            "the proxy http://127.0.0.1:\(refusing.port) from $https_proxy refused the CONNECT tunnel with HTTP 403"),
+        #expect(
+            viaEnvironment.stdout.contains(
+                "the proxy http://127.0.0.1:\(refusing.port) from $https_proxy refused the CONNECT tunnel with HTTP 403"),
             "\(viaEnvironment.stdout)")
         #expect(refusing.connectTargets() == ["127.0.0.1:\(server.port)"])
     }
@@ -132,8 +138,9 @@ struct ProxyTests {
         case forbiddenPort, wrongPassword, closedPort
     }
 
-    @Test("a proxy that refuses: network-error naming the store and the proxy (redacted); the cache stays; a retry is scheduled",
-          arguments: Refusal.allCases)
+    @Test(
+        "a proxy that refuses: network-error naming the store and the proxy (redacted); the cache stays; a retry is scheduled",
+        arguments: Refusal.allCases)
     func refusingProxy(_ refusal: Refusal) throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
         try route(server)

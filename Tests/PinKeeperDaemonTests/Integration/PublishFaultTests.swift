@@ -32,8 +32,10 @@ struct FailingFileSystem: FileSystem {
 @Suite("Publishing faults never damage the published file")
 struct PublishFaultTests {
     /// Publishes one good version, then runs `damage` and a second update with new pins.
-    private func secondUpdate(_ name: String, fileSystem: FileSystem = PosixFileSystem(),
-                              damage: (Sandbox) throws -> Void = { _ in }) async throws -> (Sandbox, Data, StoreUpdater.Report) {
+    private func secondUpdate(
+        _ name: String, fileSystem: FileSystem = PosixFileSystem(),
+        damage: (Sandbox) throws -> Void = { _ in }
+    ) async throws -> (Sandbox, Data, StoreUpdater.Report) {
         let server = try FixtureServer(), sandbox = try Sandbox()
         try server.route(name, Lists.route(entries: [Lists.entry("api.example.com", 1)]))
         let store = try sandbox.store(name, url: server.url(name))
@@ -45,8 +47,9 @@ struct PublishFaultTests {
         return (sandbox, before, report)
     }
 
-    @Test("ENOSPC and EACCES at each step: write-failed, file intact, no temp file left",
-          arguments: [(FailingFileSystem.Step.create, EACCES), (.write, ENOSPC), (.rename, EACCES)])
+    @Test(
+        "ENOSPC and EACCES at each step: write-failed, file intact, no temp file left",
+        arguments: [(FailingFileSystem.Step.create, EACCES), (.write, ENOSPC), (.rename, EACCES)])
     func diskFailures(step: FailingFileSystem.Step, code: Int32) async throws {
         let (sandbox, before, report) = try await secondUpdate("disk", fileSystem: FailingFileSystem(failing: step, code: code))
         #expect(report.result == .writeFailed)
@@ -58,9 +61,12 @@ struct PublishFaultTests {
         #expect(sandbox.savedState("disk").retryAt != nil)
     }
 
-    @Test("a cache directory writable by other users or by its group is refused",
-          arguments: [(mode_t(0o777), "writable by its group and other users"), (0o757, "writable by other users"),
-                      (0o775, "writable by its group")])
+    @Test(
+        "a cache directory writable by other users or by its group is refused",
+        arguments: [
+            (mode_t(0o777), "writable by its group and other users"), (0o757, "writable by other users"),
+            (0o775, "writable by its group"),
+        ])
     func writableByOthers(mode: mode_t, reason: String) async throws {
         let (sandbox, before, report) = try await secondUpdate("ww") { chmod($0.cache.path, mode) }
         #expect(report.result == .writeFailed)
@@ -97,8 +103,9 @@ struct PublishFaultTests {
         #expect(failed.result == .httpError)
         #expect(failed.pins == 0, "the corrupt file's pins do not count")
         #expect(sandbox.cacheBytes("corrupt") == corrupt)
-        #expect(reader.verdict(host: "api.example.com", fingerprint: Array(Data(repeating: 1, count: 32))) == .trusted,
-                "the reader lost its last good pins")
+        #expect(
+            reader.verdict(host: "api.example.com", fingerprint: Array(Data(repeating: 1, count: 32))) == .trusted,
+            "the reader lost its last good pins")
         let warning = try #require(sandbox.log.warnings(store: "corrupt").first)
         #expect(warning.metadata["file"] == sandbox.cacheFile("corrupt").path)
 

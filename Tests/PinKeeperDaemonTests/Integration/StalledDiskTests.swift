@@ -63,10 +63,12 @@ struct StalledDiskTests {
         try Data().write(to: gate)
         let stalls = { (try? String(contentsOfFile: gate.path + ".log", encoding: .utf8)) ?? "" }
         let socket = try NotifySocket()
-        let daemon = try DaemonProcess(config: config, environment: [
-            "NOTIFY_SOCKET": socket.address, "WATCHDOG_USEC": "400000",  // a ping every 0.2 s
-            "LD_PRELOAD": TestEnvironment.fsyncStaller, "PINKEEPER_TEST_FSYNC_GATE": gate.path,
-        ])
+        let daemon = try DaemonProcess(
+            config: config,
+            environment: [
+                "NOTIFY_SOCKET": socket.address, "WATCHDOG_USEC": "400000",  // a ping every 0.2 s
+                "LD_PRELOAD": TestEnvironment.fsyncStaller, "PINKEEPER_TEST_FSYNC_GATE": gate.path,
+            ])
         defer { try? FileManager.default.removeItem(at: gate) }
 
         let deadline = Date().addingTimeInterval(20)
@@ -98,16 +100,18 @@ struct StalledDiskTests {
         #expect(daemon.waitForExit(timeout: 5) == 0)
     }
 
-    @Test("a hanging metrics write neither makes the caller wait nor queues writes up: the newest state is written next",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "a hanging metrics write neither makes the caller wait nor queues writes up: the newest state is written next",
+        .timeLimit(.minutes(1)))
     func metricsWriteHangs() async throws {
         let sandbox = try Sandbox()
         let disk = StalledFileSystem()
         let file = sandbox.root.appendingPathComponent("pinkeeper.prom")
         let metrics = MetricsWriter(logger: sandbox.log.logger, writer: AtomicWriter(fileSystem: disk))
         func configuration(stores count: Int) throws -> Configuration {
-            sandbox.configuration(try ["a", "b", "c"].prefix(count).map { try sandbox.store($0, url: "https://127.0.0.1/\($0)") },
-                                  metricsFile: file.path)
+            sandbox.configuration(
+                try ["a", "b", "c"].prefix(count).map { try sandbox.store($0, url: "https://127.0.0.1/\($0)") },
+                metricsFile: file.path)
         }
         let (one, two, three) = (try configuration(stores: 1), try configuration(stores: 2), try configuration(stores: 3))
 

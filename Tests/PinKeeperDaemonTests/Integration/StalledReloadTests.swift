@@ -33,11 +33,13 @@ struct StalledReloadTests {
     private func startStalledReload() throws -> (DaemonProcess, NotifySocket) {
         let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")])
         let socket = try NotifySocket()
-        let daemon = try DaemonProcess(config: config, environment: [
-            "NOTIFY_SOCKET": socket.address, "WATCHDOG_USEC": "400000",
-            "LD_PRELOAD": TestEnvironment.openStaller, "PINKEEPER_TEST_OPEN_PATH": config,
-            "PINKEEPER_TEST_OPEN_GATE": gate.path,
-        ])
+        let daemon = try DaemonProcess(
+            config: config,
+            environment: [
+                "NOTIFY_SOCKET": socket.address, "WATCHDOG_USEC": "400000",
+                "LD_PRELOAD": TestEnvironment.openStaller, "PINKEEPER_TEST_OPEN_PATH": config,
+                "PINKEEPER_TEST_OPEN_GATE": gate.path,
+            ])
         let ready = socket.collect(until: { $0 == "READY=1" }, timeout: 15)
         try #require(ready.last == "READY=1", "got \(ready)")
 

@@ -13,9 +13,12 @@ struct StateFaultTests {
         let server = try FixtureServer(), sandbox = try Sandbox()
         try server.route("s", Lists.route(entries: [Lists.entry("api.example.com", 1)], extra: ["status": 500]))
         // A directory where the state file belongs: every save fails (rename cannot replace it).
-        try FileManager.default.createDirectory(at: sandbox.state.appendingPathComponent("s.state.json"),
-                                                withIntermediateDirectories: false)
-        let store = try sandbox.store("s", url: server.url("s")) { $0.retryMin = 60; $0.retryMax = 3_600 }
+        try FileManager.default.createDirectory(
+            at: sandbox.state.appendingPathComponent("s.state.json"),
+            withIntermediateDirectories: false)
+        let store = try sandbox.store("s", url: server.url("s")) {
+            $0.retryMin = 60; $0.retryMax = 3_600
+        }
         var delays: [Int64] = []
         for _ in 0..<4 {
             let before = Int64(Date().timeIntervalSince1970)

@@ -76,8 +76,11 @@ struct StoreLockTests {
     @Test("the running daemon and a manual update: the update reports busy while the daemon's fetch hangs")
     func daemonAndManualUpdate() throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
-        try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)],
-                                          extra: ["behavior": "hang_after_headers", "hang_seconds": 20]))
+        try server.route(
+            "a",
+            Lists.route(
+                entries: [Lists.entry("api.example.com", 1)],
+                extra: ["behavior": "hang_after_headers", "hang_seconds": 20]))
         let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")])
         let daemon = try DaemonProcess(config: config)
         let deadline = Date().addingTimeInterval(15)

@@ -46,8 +46,9 @@ struct TrustStoreTests {
     }
 
     private func connect(_ world: ReaderWorld, _ server: FixtureServer, environment: [String: String] = [:]) -> ChildProcess.Result {
-        world.run("validate", ["--store", "api", "--name", "localhost", "--connect", "127.0.0.1:\(server.port)"],
-                  environment: environment)
+        world.run(
+            "validate", ["--store", "api", "--name", "localhost", "--connect", "127.0.0.1:\(server.port)"],
+            environment: environment)
     }
 
     @Test("validate --connect with a ca_file ignores OpenSSL's default trust (SSL_CERT_FILE)")
@@ -64,8 +65,9 @@ struct TrustStoreTests {
         #expect(result.stdout.contains("untrusted: TLS verification for 'localhost' failed: unable to get local issuer certificate"))
     }
 
-    @Test("a CA in the system CA directory: trusted without ca_file, refused with one, by fetches and validate --connect",
-          .enabled(if: SystemTrust.isAvailable, "needs root: it adds a test CA to the system CA directory while it runs"))
+    @Test(
+        "a CA in the system CA directory: trusted without ca_file, refused with one, by fetches and validate --connect",
+        .enabled(if: SystemTrust.isAvailable, "needs root: it adds a test CA to the system CA directory while it runs"))
     func systemDirectoryIgnored() async throws {
         let setup = try Setup(label: SystemTrust.pkiLabel)
         let url = setup.server.url("list")

@@ -16,17 +16,25 @@ struct UnsignedFieldsTests {
     static var pinningOff: [String: Any] { ["sslPinningRequiredForUnlisted": false, "domains": [] as [Any]] }
 
     private func validate(_ config: String, name: String, certificate: String) -> ChildProcess.Result {
-        ChildProcess.run(TestEnvironment.binary, ["validate", "--config", config, "--store", "s", "--name", name,
-                                                  "--certificate", certificate], timeout: 30)
+        ChildProcess.run(
+            TestEnvironment.binary,
+            [
+                "validate", "--config", config, "--store", "s", "--name", name,
+                "--certificate", certificate,
+            ], timeout: 30)
     }
 
     @Test("a tampered static list: no domainsConfig, no depth published; validate and CacheReader stay closed")
     func tamperedListThroughTheFetchPath() async throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
         // The publisher signed (localhost, CA fingerprint); the attacker added depth 1 and pinningOff.
-        try server.route("s", Lists.route(mode: "static", entries: [
-            ["name": "localhost", "fingerprint": OpenSSL.fingerprint(pem: Self.ca), "expires": Lists.future, "depth": 1],
-        ], extra: ["domainsConfig": Self.pinningOff]))
+        try server.route(
+            "s",
+            Lists.route(
+                mode: "static",
+                entries: [
+                    ["name": "localhost", "fingerprint": OpenSSL.fingerprint(pem: Self.ca), "expires": Lists.future, "depth": 1]
+                ], extra: ["domainsConfig": Self.pinningOff]))
         let store = try sandbox.store("s", url: server.url("s"), mode: .static)
 
         #expect(await sandbox.updater().update(store).result == .ok)

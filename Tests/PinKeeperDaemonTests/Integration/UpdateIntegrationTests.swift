@@ -9,10 +9,12 @@ struct UpdateIntegrationTests {
     @Test("challenge mode: the request carries a fresh challenge and the verified list is published")
     func challengeMode() async throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
-        try server.route("banking", Lists.route(entries: [
-            Lists.entry("api.example.com", 1), Lists.entry("api.example.com", 2, expires: Lists.future - 10),
-            Lists.entry("old.example.com", 3, expires: 1_000),
-        ]))
+        try server.route(
+            "banking",
+            Lists.route(entries: [
+                Lists.entry("api.example.com", 1), Lists.entry("api.example.com", 2, expires: Lists.future - 10),
+                Lists.entry("old.example.com", 3, expires: 1_000),
+            ]))
         let store = try sandbox.store("banking", url: server.url("banking?appName=banking"))
 
         let report = await sandbox.updater().update(store)
@@ -52,8 +54,11 @@ struct UpdateIntegrationTests {
     @Test("static mode keeps per-entry signatures; an unchanged list costs a 304 and no parsing")
     func staticModeAndNotModified() async throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
-        try server.route("static", Lists.route(mode: "static", entries: [Lists.entry("cdn.example.com", 7)],
-                                               extra: ["etag": true]))
+        try server.route(
+            "static",
+            Lists.route(
+                mode: "static", entries: [Lists.entry("cdn.example.com", 7)],
+                extra: ["etag": true]))
         let store = try sandbox.store("static", url: server.url("static", host: "localhost"), mode: .static)
 
         let first = await sandbox.updater().update(store)
@@ -148,9 +153,16 @@ struct UpdateIntegrationTests {
     @Test("2026 lists: depth and domainsConfig are published")
     func depthAndDomains() async throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
-        try server.route("d", Lists.route(entries: [Lists.entry("api.example.com", 1), Lists.entry("api.example.com", 2, extra: ["depth": 1])],
-                                          extra: ["domainsConfig": ["sslPinningRequiredForUnlisted": true,
-                                                                    "domains": [["name": "free.example.com", "sslPinningRequired": false]]]]))
+        try server.route(
+            "d",
+            Lists.route(
+                entries: [Lists.entry("api.example.com", 1), Lists.entry("api.example.com", 2, extra: ["depth": 1])],
+                extra: [
+                    "domainsConfig": [
+                        "sslPinningRequiredForUnlisted": true,
+                        "domains": [["name": "free.example.com", "sslPinningRequired": false]],
+                    ]
+                ]))
         let store = try sandbox.store("d", url: server.url("d"))
         #expect(await sandbox.updater().update(store).result == .ok)
         let published = try sandbox.published("d")

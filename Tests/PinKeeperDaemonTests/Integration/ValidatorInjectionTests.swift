@@ -11,10 +11,16 @@ struct ValidatorInjectionTests {
     @Test("an ETag or Last-Modified with a CR is not kept, and the next request carries neither it nor the injected header")
     func hostileServerValidators() async throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
-        try server.route("s", Lists.route(mode: "static", entries: [Lists.entry("cdn.example.com", 7)], extra: ["headers": [
-            "ETag": "\"v1\"\rX-Injected-By-ETag: yes",
-            "Last-Modified": "Sun, 06 Nov 1994 08:49:37 GMT\rX-Injected-By-Date: yes",
-        ]]))
+        try server.route(
+            "s",
+            Lists.route(
+                mode: "static", entries: [Lists.entry("cdn.example.com", 7)],
+                extra: [
+                    "headers": [
+                        "ETag": "\"v1\"\rX-Injected-By-ETag: yes",
+                        "Last-Modified": "Sun, 06 Nov 1994 08:49:37 GMT\rX-Injected-By-Date: yes",
+                    ]
+                ]))
         let store = try sandbox.store("s", url: server.url("s"), mode: .static)
         let updater = sandbox.updater()
 
@@ -30,9 +36,15 @@ struct ValidatorInjectionTests {
     @Test("a valid ETag beside an invalid Last-Modified is still used")
     func validETagKept() async throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
-        try server.route("s", Lists.route(mode: "static", entries: [Lists.entry("cdn.example.com", 7)], extra: ["headers": [
-            "ETag": "W/\"v1\"", "Last-Modified": "Sunday, 06-Nov-94 08:49:37 GMT",
-        ]]))
+        try server.route(
+            "s",
+            Lists.route(
+                mode: "static", entries: [Lists.entry("cdn.example.com", 7)],
+                extra: [
+                    "headers": [
+                        "ETag": "W/\"v1\"", "Last-Modified": "Sunday, 06-Nov-94 08:49:37 GMT",
+                    ]
+                ]))
         let store = try sandbox.store("s", url: server.url("s"), mode: .static)
         let updater = sandbox.updater()
 

@@ -19,11 +19,14 @@ struct AlertRulesTests {
     /// probe families are written only when targets are configured.
     static let probedReport: StatusReport = {
         var report = MetricsTests.report
-        report.probes = ProbeOutcome.allCases.enumerated().map { index, outcome in
-            ProbeStatus(store: "alpha", target: "host\(index).example.com:443",
-                        record: ProbeRecord(target: "host\(index).example.com:443", outcome: outcome,
-                                            checked: 1_699_999_000, reason: "test", leafExpires: 1_800_000_000))
-        } + [ProbeStatus(store: "beta", target: "new.example.com:443")]
+        report.probes =
+            ProbeOutcome.allCases.enumerated().map { index, outcome in
+                ProbeStatus(
+                    store: "alpha", target: "host\(index).example.com:443",
+                    record: ProbeRecord(
+                        target: "host\(index).example.com:443", outcome: outcome,
+                        checked: 1_699_999_000, reason: "test", leafExpires: 1_800_000_000))
+            } + [ProbeStatus(store: "beta", target: "new.example.com:443")]
         return report
     }()
 

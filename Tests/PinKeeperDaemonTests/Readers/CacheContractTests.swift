@@ -30,25 +30,36 @@ struct CacheContractTests {
             sandbox = try Sandbox()
             server = try FixtureServer()
             shortExpiry = Int64(Date().timeIntervalSince1970) + 100_000
-            try server.route("banking", Lists.route(entries: [
-                Lists.entry("api.example.com", 1), Lists.entry("api.example.com", 2, expires: shortExpiry),
-                Lists.entry("cdn.example.com", 3, extra: ["depth": 1]), Lists.entry("old.example.com", 4, expires: 1_000),
-            ]))
-            try server.route("domains", Lists.route(entries: [Lists.entry("api.example.com", 5)], extra: [
-                "domainsConfig": ["sslPinningRequiredForUnlisted": false,
-                                  "domains": [["name": "api.example.com", "sslPinningRequired": true]]],
-            ]))
+            try server.route(
+                "banking",
+                Lists.route(entries: [
+                    Lists.entry("api.example.com", 1), Lists.entry("api.example.com", 2, expires: shortExpiry),
+                    Lists.entry("cdn.example.com", 3, extra: ["depth": 1]), Lists.entry("old.example.com", 4, expires: 1_000),
+                ]))
+            try server.route(
+                "domains",
+                Lists.route(
+                    entries: [Lists.entry("api.example.com", 5)],
+                    extra: [
+                        "domainsConfig": [
+                            "sslPinningRequiredForUnlisted": false,
+                            "domains": [["name": "api.example.com", "sslPinningRequired": true]],
+                        ]
+                    ]))
             try server.route("static", Lists.route(mode: "static", entries: [Lists.entry("cdn.example.com", 7)]))
             try server.route("tampered", Lists.route(mode: "static", entries: [Lists.entry("cdn.example.com", 7)]))
             let updater = sandbox.updater()
-            for (id, mode) in [("banking", ListMode.challenge), ("domains", .challenge), ("static", .static),
-                               ("tampered", .static)] {
+            for (id, mode) in [
+                ("banking", ListMode.challenge), ("domains", .challenge), ("static", .static),
+                ("tampered", .static),
+            ] {
                 let report = await updater.update(try sandbox.store(id, url: server.url(id), mode: mode))
                 guard report.result == .ok else { throw FixtureError("updating \(id) failed: \(report.reason ?? "")") }
             }
             var document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tampered))) as? [String: Any] ?? [:]
             document["domainsConfig"] = ["sslPinningRequiredForUnlisted": false, "domains": [] as [Any]]
-            document["fingerprints"] = (document["fingerprints"] as? [[String: Any]] ?? [])
+            document["fingerprints"] =
+                (document["fingerprints"] as? [[String: Any]] ?? [])
                 + [Lists.entry("cdn.example.com", 8, extra: ["depth": 1])]
             try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: tampered))
         }
@@ -195,8 +206,10 @@ struct CacheContractTests {
             pythonArguments += ["--now", "\(now)"]
             shellArguments += ["-t", "\(now)"]
         }
-        return (ChildProcess.run("/usr/bin/env", ["python3"] + pythonArguments + [file, query.name, fingerprint], timeout: 30),
-                ChildProcess.run("/bin/bash", shellArguments + [file, query.name, fingerprint], timeout: 30))
+        return (
+            ChildProcess.run("/usr/bin/env", ["python3"] + pythonArguments + [file, query.name, fingerprint], timeout: 30),
+            ChildProcess.run("/bin/bash", shellArguments + [file, query.name, fingerprint], timeout: 30)
+        )
     }
 
     @Test("Python and jq readers give pinkeeper's answers on real cache files")
@@ -208,8 +221,10 @@ struct CacheContractTests {
             config += "[stores.\(id)]\nurl = \"https://pins.example.com/\(id)\"\npublic_key = \"\(TestEnvironment.publicKey(1))\"\n"
         }
         try config.write(to: world.config, atomically: true, encoding: .utf8)
-        let names: [KeyPath<Published, String>: String] = [\.banking: "banking", \.domains: "domains", \.statics: "static",
-                                                           \.tampered: "tampered"]
+        let names: [KeyPath<Published, String>: String] = [
+            \.banking: "banking", \.domains: "domains", \.statics: "static",
+            \.tampered: "tampered",
+        ]
 
         for query in Self.queries {
             let label = "\(names[query.file] ?? "?") \(query.name) #\(query.byte) depth \(query.depth)"
@@ -219,8 +234,12 @@ struct CacheContractTests {
             #expect(python.stdout == answer, "python: \(label)")
             #expect(shell.status == query.expected, "shell: \(label): \(shell.stdout)\(shell.stderr)")
             #expect(shell.stdout == answer, "shell: \(label)")
-            let pinkeeper = world.run("validate", ["--store", names[query.file] ?? "", "--name", query.name,
-                                                   "--fingerprint", Lists.fingerprint(query.byte), "--depth", "\(query.depth)"])
+            let pinkeeper = world.run(
+                "validate",
+                [
+                    "--store", names[query.file] ?? "", "--name", query.name,
+                    "--fingerprint", Lists.fingerprint(query.byte), "--depth", "\(query.depth)",
+                ])
             #expect(pinkeeper.status == query.expected, "pinkeeper: \(label): \(pinkeeper.stdout)\(pinkeeper.stderr)")
         }
     }
@@ -248,9 +267,11 @@ struct CacheContractTests {
         let directory = TestEnvironment.temporaryDirectory("fallback")
         defer { try? FileManager.default.removeItem(at: directory) }
         let fallback = directory.appendingPathComponent("fallback.json")
-        try Data("""
+        try Data(
+            """
             {"fingerprints": [{"name": "api.example.com", "fingerprint": "\(Lists.fingerprint(6))", "expires": \(Lists.future), "signature": ""}]}
-            """.utf8).write(to: fallback)
+            """.utf8
+        ).write(to: fallback)
         func run(_ arguments: [String]) -> Int32 {
             ChildProcess.run("/usr/bin/env", ["python3", Self.python] + arguments, timeout: 30).status
         }

@@ -20,10 +20,13 @@ struct ConnectTests {
         return world
     }
 
-    private func connect(_ world: ReaderWorld, port: Int, name: String = "localhost", host: String = "127.0.0.1",
-                         environment: [String: String] = ConnectTests.trustTestCA, timeout: String = "10") -> ChildProcess.Result {
-        world.run("validate", ["--store", "api", "--name", name, "--connect", "\(host):\(port)", "--timeout", timeout],
-                  environment: environment)
+    private func connect(
+        _ world: ReaderWorld, port: Int, name: String = "localhost", host: String = "127.0.0.1",
+        environment: [String: String] = ConnectTests.trustTestCA, timeout: String = "10"
+    ) -> ChildProcess.Result {
+        world.run(
+            "validate", ["--store", "api", "--name", name, "--connect", "\(host):\(port)", "--timeout", timeout],
+            environment: environment)
     }
 
     @Test("the pinned certificate: verified, then trusted (0); the verified chain is printed")
@@ -73,8 +76,13 @@ struct ConnectTests {
         let world = try ReaderWorld()
         try world.configure([.init(id: "api")])
         let pinned = OpenSSL.fingerprint(pem: pki.pem("pinned"))
-        try world.publish("api", [Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: pki.pem("pinned")),
-                                      expires: ReaderWorld.future, depth: 1)])
+        try world.publish(
+            "api",
+            [
+                Pin(
+                    name: "localhost", fingerprint: OpenSSL.digest(pem: pki.pem("pinned")),
+                    expires: ReaderWorld.future, depth: 1)
+            ])
         let result = connect(world, port: server.port, environment: ["SSL_CERT_FILE": pki.pem("root")])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("chain and host name verified for 'localhost'"))
@@ -97,8 +105,13 @@ struct ConnectTests {
         for (depth, name) in [(1, "intermediate"), (2, "root")] {
             let world = try ReaderWorld()
             try world.configure([.init(id: "api")])
-            try world.publish("api", [Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: pki.pem(name)),
-                                          expires: ReaderWorld.future, depth: depth)])
+            try world.publish(
+                "api",
+                [
+                    Pin(
+                        name: "localhost", fingerprint: OpenSSL.digest(pem: pki.pem(name)),
+                        expires: ReaderWorld.future, depth: depth)
+                ])
             let result = connect(world, port: server.port, environment: trustRoot)
             #expect(result.status == 0, "depth \(depth): \(result.stdout)\(result.stderr)")
             #expect(result.stdout.contains("depth 1: CN=\(intermediate)  sha256 \(OpenSSL.fingerprint(pem: pki.pem("intermediate")))"))
@@ -145,10 +158,12 @@ struct ConnectTests {
         // The self-signed certificate is pinned, yet no CA vouches for it.
         let selfSigned = try FixtureServer(certificate: "untrusted"), world = try ReaderWorld()
         try world.configure([.init(id: "api")])
-        try world.publish("api", [
-            Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: TestEnvironment.certificate("untrusted.pem")), expires: ReaderWorld.future),
-            Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: Self.server), expires: ReaderWorld.future),
-        ])
+        try world.publish(
+            "api",
+            [
+                Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: TestEnvironment.certificate("untrusted.pem")), expires: ReaderWorld.future),
+                Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: Self.server), expires: ReaderWorld.future),
+            ])
         let result = connect(world, port: selfSigned.port)
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("self-signed certificate"))
@@ -172,8 +187,9 @@ struct ConnectTests {
         #expect(refused.status == 69)
         #expect(refused.stderr.contains("Connection refused"))
 
-        let unknown = world.run("validate", ["--store", "api", "--name", "localhost", "--connect", "host.invalid:443"],
-                                environment: Self.trustTestCA)
+        let unknown = world.run(
+            "validate", ["--store", "api", "--name", "localhost", "--connect", "host.invalid:443"],
+            environment: Self.trustTestCA)
         #expect(unknown.status == 68)
         #expect(unknown.stderr.contains("cannot resolve host.invalid"))
 

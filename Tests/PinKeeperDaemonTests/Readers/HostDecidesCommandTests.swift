@@ -9,9 +9,11 @@ import Testing
 @Suite("The host decides: validate and probe with a certificate that chose its own CN")
 struct HostDecidesCommandTests {
     /// "Pin only my API": `localhost` requires pinning, unlisted names do not.
-    static let onlyLocalhost = DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [
-        .init(name: "localhost", sslPinningRequired: true), .init(name: "static.example.com", sslPinningRequired: false),
-    ])
+    static let onlyLocalhost = DomainsConfig(
+        sslPinningRequiredForUnlisted: false,
+        domains: [
+            .init(name: "localhost", sslPinningRequired: true), .init(name: "static.example.com", sslPinningRequired: false),
+        ])
     static let elsewhere = [UInt8](repeating: 9, count: 32)
 
     /// root ← leaf for `localhost` (SAN) whose CN is `commonName`, served on loopback.
@@ -30,16 +32,19 @@ struct HostDecidesCommandTests {
     }
 
     private func connect(_ world: ReaderWorld, _ pki: TestPKI, _ server: FixtureServer) -> ChildProcess.Result {
-        world.run("validate", ["--store", "api", "--name", "localhost", "--connect", "127.0.0.1:\(server.port)"],
-                  environment: ["SSL_CERT_FILE": pki.pem("root")])
+        world.run(
+            "validate", ["--store", "api", "--name", "localhost", "--connect", "127.0.0.1:\(server.port)"],
+            environment: ["SSL_CERT_FILE": pki.pem("root")])
     }
 
-    @Test("a mis-issued certificate whose CN domainsConfig exempts is untrusted (1), not waved through",
-          arguments: ["unlisted.example", "static.example.com"])
+    @Test(
+        "a mis-issued certificate whose CN domainsConfig exempts is untrusted (1), not waved through",
+        arguments: ["unlisted.example", "static.example.com"])
     func exemptCommonName(commonName: String) throws {
         let (pki, server) = try serve("exempt", commonName: commonName)
-        let world = try world([Pin(name: "localhost", fingerprint: Self.elsewhere, expires: ReaderWorld.future)],
-                              domainsConfig: Self.onlyLocalhost)
+        let world = try world(
+            [Pin(name: "localhost", fingerprint: Self.elsewhere, expires: ReaderWorld.future)],
+            domainsConfig: Self.onlyLocalhost)
         let result = connect(world, pki, server)
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("chain and host name verified for 'localhost'"))
@@ -53,8 +58,9 @@ struct HostDecidesCommandTests {
     @Test("pins under the host match a leaf whose CN differs (MUS lists name the registered host): trusted (0)")
     func pinsUnderTheHost() throws {
         let (pki, server) = try serve("mus", commonName: "gw-7.internal.example")
-        let world = try world([Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: pki.pem("leaf")), expires: ReaderWorld.future)],
-                              domainsConfig: Self.onlyLocalhost)
+        let world = try world(
+            [Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: pki.pem("leaf")), expires: ReaderWorld.future)],
+            domainsConfig: Self.onlyLocalhost)
         let result = connect(world, pki, server)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("note: the leaf's common name 'gw-7.internal.example' differs from --name 'localhost'"))

@@ -14,16 +14,20 @@ struct MetricsTests {
         "pinkeeper_store_next_update_timestamp_seconds", "pinkeeper_store_consecutive_failures",
     ]
 
-    static let report = StatusReport(generated: 1_700_000_000, stores: [
-        StoreStatus(store: "alpha", health: .fresh, pins: 3, fallbackPins: 1, earliestExpiry: 1_800_000_000,
-                    earliestExpiryName: "api.example.com", updated: 1_699_990_000, lastSuccess: 1_699_990_000,
-                    lastAttempt: 1_699_990_000, lastResult: .ok, lastReason: nil, consecutiveFailures: 0,
-                    nextUpdate: 1_700_500_000, cacheFile: "/var/cache/pinkeeper/alpha.json", problems: []),
-        StoreStatus(store: "beta", health: .empty, pins: 0, fallbackPins: 0, earliestExpiry: nil, earliestExpiryName: nil,
-                    updated: nil, lastSuccess: nil, lastAttempt: 1_699_999_000, lastResult: .networkError,
-                    lastReason: "connection refused", consecutiveFailures: 2, nextUpdate: 1_700_000_060,
-                    cacheFile: "/var/cache/pinkeeper/beta.json", problems: []),
-    ])
+    static let report = StatusReport(
+        generated: 1_700_000_000,
+        stores: [
+            StoreStatus(
+                store: "alpha", health: .fresh, pins: 3, fallbackPins: 1, earliestExpiry: 1_800_000_000,
+                earliestExpiryName: "api.example.com", updated: 1_699_990_000, lastSuccess: 1_699_990_000,
+                lastAttempt: 1_699_990_000, lastResult: .ok, lastReason: nil, consecutiveFailures: 0,
+                nextUpdate: 1_700_500_000, cacheFile: "/var/cache/pinkeeper/alpha.json", problems: []),
+            StoreStatus(
+                store: "beta", health: .empty, pins: 0, fallbackPins: 0, earliestExpiry: nil, earliestExpiryName: nil,
+                updated: nil, lastSuccess: nil, lastAttempt: 1_699_999_000, lastResult: .networkError,
+                lastReason: "connection refused", consecutiveFailures: 2, nextUpdate: 1_700_000_060,
+                cacheFile: "/var/cache/pinkeeper/beta.json", problems: []),
+        ])
 
     /// One parsed family: HELP, TYPE and its samples as `labels -> value`.
     struct Family {
@@ -129,11 +133,15 @@ struct MetricsTests {
         let target = textfiles.appendingPathComponent("pinkeeper.prom")
         try world.configure([.init(id: "alpha"), .init(id: "beta")], topLevel: "metrics_file = \"\(target.path)\"")
         let now = ReaderWorld.now
-        try world.publish("alpha", [Pin(name: "a.example.com", fingerprint: [UInt8](repeating: 1, count: 32), expires: ReaderWorld.future)],
-                          updated: now - 100, nextUpdate: now + 5_000)
-        try world.saveState("alpha") { $0.lastSuccess = now - 100; $0.lastAttempt = now - 100; $0.lastResult = .ok }
-        try world.publish("beta", [Pin(name: "b.example.com", fingerprint: [UInt8](repeating: 2, count: 32), expires: ReaderWorld.future)],
-                          updated: now - 100, nextUpdate: now + 9_000)
+        try world.publish(
+            "alpha", [Pin(name: "a.example.com", fingerprint: [UInt8](repeating: 1, count: 32), expires: ReaderWorld.future)],
+            updated: now - 100, nextUpdate: now + 5_000)
+        try world.saveState("alpha") {
+            $0.lastSuccess = now - 100; $0.lastAttempt = now - 100; $0.lastResult = .ok
+        }
+        try world.publish(
+            "beta", [Pin(name: "b.example.com", fingerprint: [UInt8](repeating: 2, count: 32), expires: ReaderWorld.future)],
+            updated: now - 100, nextUpdate: now + 9_000)
         try world.saveState("beta") {
             $0.lastSuccess = now - 100; $0.lastAttempt = now - 10; $0.lastResult = .httpError; $0.consecutiveFailures = 1
             $0.retryAt = now + 300

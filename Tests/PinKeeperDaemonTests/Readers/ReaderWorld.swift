@@ -45,11 +45,15 @@ final class ReaderWorld: @unchecked Sendable {  // paths are immutable; files ar
     }
 
     /// Publishes a cache file exactly as the daemon encodes it.
-    func publish(_ store: String, _ pins: [Pin], domainsConfig: DomainsConfig? = nil, updated: Int64 = ReaderWorld.now - 60,
-                 nextUpdate: Int64 = ReaderWorld.now + 86_400) throws {
-        let file = CacheFile(list: PinList(pins: pins, domainsConfig: domainsConfig),
-                             metadata: .init(store: store, source: "https://pins.example.com/\(store)", updated: updated,
-                                             nextUpdate: nextUpdate))
+    func publish(
+        _ store: String, _ pins: [Pin], domainsConfig: DomainsConfig? = nil, updated: Int64 = ReaderWorld.now - 60,
+        nextUpdate: Int64 = ReaderWorld.now + 86_400
+    ) throws {
+        let file = CacheFile(
+            list: PinList(pins: pins, domainsConfig: domainsConfig),
+            metadata: .init(
+                store: store, source: "https://pins.example.com/\(store)", updated: updated,
+                nextUpdate: nextUpdate))
         try CacheDirectory(path: cache.path).publish(file)
     }
 
@@ -66,14 +70,17 @@ final class ReaderWorld: @unchecked Sendable {  // paths are immutable; files ar
     }
 
     /// `pinkeeper SUBCOMMAND --config <this config> ARGS…`.
-    func run(_ subcommand: String, _ arguments: [String], environment: [String: String] = [:],
-             timeout: TimeInterval = 30) -> ChildProcess.Result {
+    func run(
+        _ subcommand: String, _ arguments: [String], environment: [String: String] = [:],
+        timeout: TimeInterval = 30
+    ) -> ChildProcess.Result {
         var env = ProcessInfo.processInfo.environment
         env["SSL_CERT_FILE"] = nil
         env["SSL_CERT_DIR"] = nil
         env.merge(environment) { $1 }
-        return ChildProcess.run(TestEnvironment.binary, [subcommand, "--config", config.path] + arguments,
-                                environment: env, timeout: timeout)
+        return ChildProcess.run(
+            TestEnvironment.binary, [subcommand, "--config", config.path] + arguments,
+            environment: env, timeout: timeout)
     }
 }
 
@@ -103,7 +110,8 @@ enum OpenSSL {
     /// Remade whenever they no longer verify against the current test CA.
     static let extraCertificates: Void = {
         let ca = TestEnvironment.certificates.path
-        shell(#"""
+        shell(
+            #"""
             ca="$1"; out="$ca/readers"; mkdir -p "$out"
             exec 9>"$ca/.readers.lock"; flock 9
             if [[ -f $out/chained.pem ]] && openssl verify -CAfile "$ca/ca.pem" "$out/other.pem" >/dev/null 2>&1 \

@@ -25,7 +25,9 @@ struct StatusCommandTests {
         let now = ReaderWorld.now
         for id in ["alpha", "beta"] {
             try world.publish(id, pins(2), updated: now - 120, nextUpdate: now + 3_600)
-            try world.saveState(id) { $0.lastAttempt = now - 120; $0.lastResult = .ok; $0.lastSuccess = now - 120 }
+            try world.saveState(id) {
+                $0.lastAttempt = now - 120; $0.lastResult = .ok; $0.lastSuccess = now - 120
+            }
         }
         let result = world.run("status", [])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
@@ -43,7 +45,9 @@ struct StatusCommandTests {
         try world.configure([.init(id: "alpha"), .init(id: "beta")])
         let now = ReaderWorld.now
         try world.publish("alpha", pins(1))
-        try world.saveState("alpha") { $0.lastSuccess = now - 60; $0.lastResult = .ok; $0.lastAttempt = now - 60 }
+        try world.saveState("alpha") {
+            $0.lastSuccess = now - 60; $0.lastResult = .ok; $0.lastAttempt = now - 60
+        }
         try world.publish("beta", pins(3))
         try world.saveState("beta") {
             $0.lastSuccess = now - 7_200; $0.lastAttempt = now - 30; $0.lastResult = .invalidSignature
@@ -65,7 +69,9 @@ struct StatusCommandTests {
         try world.configure([.init(id: "alpha", extra: "periodic_update_interval = \"1h\"")])
         let now = ReaderWorld.now
         try world.publish("alpha", pins(1), updated: now - 3 * 3_600, nextUpdate: now - 2 * 3_600)
-        try world.saveState("alpha") { $0.lastSuccess = now - 3 * 3_600; $0.lastResult = .ok; $0.lastAttempt = now - 3 * 3_600 }
+        try world.saveState("alpha") {
+            $0.lastSuccess = now - 3 * 3_600; $0.lastResult = .ok; $0.lastAttempt = now - 3 * 3_600
+        }
         let result = world.run("status", [])
         #expect(result.status == 1)
         #expect(result.stdout.contains(" stale "))
@@ -96,10 +102,13 @@ struct StatusCommandTests {
     func fallbackCounts() throws {
         let world = try ReaderWorld()
         let expires = ReaderWorld.now + 86_400 * 3
-        let fallback = try world.file("fallback.json", Data("""
-            {"fingerprints": [{"name": "api.example.com", "fingerprint": "\(Data(repeating: 9, count: 32).base64EncodedString())",
-              "expires": \(expires), "signature": ""}]}
-            """.utf8))
+        let fallback = try world.file(
+            "fallback.json",
+            Data(
+                """
+                {"fingerprints": [{"name": "api.example.com", "fingerprint": "\(Data(repeating: 9, count: 32).base64EncodedString())",
+                  "expires": \(expires), "signature": ""}]}
+                """.utf8))
         try world.configure([.init(id: "alpha", extra: "fallback_file = \"\(fallback)\"")])
         let result = world.run("status", ["--format", "json"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
@@ -115,11 +124,13 @@ struct StatusCommandTests {
         let world = try ReaderWorld()
         try world.configure([.init(id: "alpha")])
         let now = ReaderWorld.now
-        try world.publish("alpha", [
-            Pin(name: "a.example.com", fingerprint: [UInt8](repeating: 1, count: 32), expires: now + 1_000),  // replaced by the next
-            Pin(name: "a.example.com", fingerprint: [UInt8](repeating: 2, count: 32), expires: now + 90_000),
-            Pin(name: "b.example.com", fingerprint: [UInt8](repeating: 3, count: 32), expires: now + 50_000),
-        ])
+        try world.publish(
+            "alpha",
+            [
+                Pin(name: "a.example.com", fingerprint: [UInt8](repeating: 1, count: 32), expires: now + 1_000),  // replaced by the next
+                Pin(name: "a.example.com", fingerprint: [UInt8](repeating: 2, count: 32), expires: now + 90_000),
+                Pin(name: "b.example.com", fingerprint: [UInt8](repeating: 3, count: 32), expires: now + 50_000),
+            ])
         let alpha = try #require(try storeObjects(world.run("status", ["--json"]))["alpha"])
         #expect(alpha["earliestExpiry"] as? Int64 == now + 50_000)
         #expect(alpha["earliestExpiryName"] as? String == "b.example.com")
@@ -147,10 +158,13 @@ struct StatusCommandTests {
         try world.configure([.init(id: "alpha"), .init(id: "beta")])
         try world.publish("alpha", pins(2))
         try world.publish("beta", pins(2))
-        try world.saveState("beta") { $0.lastResult = .ok; $0.lastAttempt = ReaderWorld.now - 60; $0.lastSuccess = ReaderWorld.now - 60 }
+        try world.saveState("beta") {
+            $0.lastResult = .ok; $0.lastAttempt = ReaderWorld.now - 60; $0.lastSuccess = ReaderWorld.now - 60
+        }
         // Something that is not a state file where alpha's should be.
-        try FileManager.default.createDirectory(at: world.state.appendingPathComponent("alpha.state.json"),
-                                                withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            at: world.state.appendingPathComponent("alpha.state.json"),
+            withIntermediateDirectories: false)
         let result = world.run("status", ["--json"])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         let json = try storeObjects(result)
@@ -172,8 +186,9 @@ struct StatusCommandTests {
         #expect(!metrics.stdout.contains("pinkeeper_store_consecutive_failures{store=\"alpha\"}"))
     }
 
-    @Test("a user who may not read the 0700 state directory gets unknown and the reason, not fresh",
-          .enabled(if: getuid() == 0, "needs root to run status as another user"))
+    @Test(
+        "a user who may not read the 0700 state directory gets unknown and the reason, not fresh",
+        .enabled(if: getuid() == 0, "needs root to run status as another user"))
     func stateDirectoryNotReadable() throws {
         let world = try ReaderWorld()
         try world.configure([.init(id: "alpha")])
@@ -182,19 +197,25 @@ struct StatusCommandTests {
             $0.lastResult = .invalidSignature; $0.lastAttempt = ReaderWorld.now - 30; $0.consecutiveFailures = 2
         }
         chmod(world.state.path, 0o700)
-        let result = ChildProcess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", TestEnvironment.binary,
-                                                           "status", "--config", world.config.path], timeout: 30)
+        let result = ChildProcess.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", TestEnvironment.binary,
+                "status", "--config", world.config.path,
+            ], timeout: 30)
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("alpha  unknown"), "\(result.stdout)")
         #expect(!result.stdout.contains("fresh"))
         #expect(result.stdout.contains("Permission denied"), "\(result.stdout)")
     }
 
-    @Test("usage errors exit 64", arguments: [
-        (["--json", "--format", "table"], Int32(64)),
-        (["--format", "yaml"], Int32(64)),
-        (["--store", "nosuch"], Int32(64)),
-    ])
+    @Test(
+        "usage errors exit 64",
+        arguments: [
+            (["--json", "--format", "table"], Int32(64)),
+            (["--format", "yaml"], Int32(64)),
+            (["--store", "nosuch"], Int32(64)),
+        ])
     func usage(arguments: [String], status: Int32) throws {
         let world = try ReaderWorld()
         try world.configure([.init(id: "alpha")])
@@ -216,8 +237,11 @@ struct StatusCommandTests {
     func afterRealUpdates() throws {
         let server = try FixtureServer(), world = try ReaderWorld()
         try server.route("banking", Lists.route(entries: [Lists.entry("api.example.com", 1), Lists.entry("cdn.example.com", 2)]))
-        try world.configure([.init(id: "banking", extra: "ca_file = \"\(TestEnvironment.certificate("ca.pem"))\"",
-                                   url: server.url("banking?appName=banking"))])
+        try world.configure([
+            .init(
+                id: "banking", extra: "ca_file = \"\(TestEnvironment.certificate("ca.pem"))\"",
+                url: server.url("banking?appName=banking"))
+        ])
         let update = world.run("update", [])
         #expect(update.status == 0, "\(update.stdout)\(update.stderr)")
         let fresh = world.run("status", ["--json"])

@@ -54,8 +54,14 @@ struct ValidateCommandTests {
         }
         #expect(run("1") == 0)
         #expect(run("0") == 2)
-        #expect(world.run("validate", ["--store", "banking", "--name", "localhost", "--fingerprint",
-                                       OpenSSL.fingerprint(pem: Self.server), "--depth", "1"]).status == 1)
+        #expect(
+            world.run(
+                "validate",
+                [
+                    "--store", "banking", "--name", "localhost", "--fingerprint",
+                    OpenSSL.fingerprint(pem: Self.server), "--depth", "1",
+                ]
+            ).status == 1)
     }
 
     @Test("--certificate: PEM and DER files of the pinned leaf are trusted, and each certificate is printed")
@@ -71,15 +77,19 @@ struct ValidateCommandTests {
         }
         let unpinned = world.run("validate", ["--store", "banking", "--name", "localhost", "--certificate", Self.wrongName])
         #expect(unpinned.status == 1)
-        #expect(unpinned.stdout.contains("note: the leaf's common name 'wrong.invalid' differs from --name 'localhost': "
-                                         + "pins under either are compared"))
+        #expect(
+            unpinned.stdout.contains(
+                "note: the leaf's common name 'wrong.invalid' differs from --name 'localhost': "
+                    + "pins under either are compared"))
     }
 
     @Test("--certificate with a chain: depth is the position in the file, in PEM and in DER")
     func certificateChains() throws {
         let world = try world()
-        let pemChain = try world.file("chain.pem", try Data(contentsOf: URL(fileURLWithPath: Self.server))
-            + Data(contentsOf: URL(fileURLWithPath: Self.ca)))
+        let pemChain = try world.file(
+            "chain.pem",
+            try Data(contentsOf: URL(fileURLWithPath: Self.server))
+                + Data(contentsOf: URL(fileURLWithPath: Self.ca)))
         let derChain = try world.file("chain.der", OpenSSL.der(pem: Self.server) + OpenSSL.der(pem: Self.ca))
 
         // Only the CA is pinned, at depth 1: the chain is trusted, the leaf alone is not.
@@ -107,18 +117,25 @@ struct ValidateCommandTests {
     @Test("no cache file yet: empty (2)")
     func noCacheFile() throws {
         let world = try world()
-        let result = world.run("validate", ["--store", "banking", "--name", "localhost", "--fingerprint",
-                                            OpenSSL.fingerprint(pem: Self.server)])
+        let result = world.run(
+            "validate",
+            [
+                "--store", "banking", "--name", "localhost", "--fingerprint",
+                OpenSSL.fingerprint(pem: Self.server),
+            ])
         #expect(result.status == 2, "\(result.stderr)")
     }
 
     @Test("fallback pins decide when the cache has none; expected_common_names rejects other names")
     func fallbackAndExpectedNames() throws {
         let world = try ReaderWorld()
-        let fallback = try world.file("fallback.json", Data("""
-            {"fingerprints": [{"name": "localhost", "fingerprint": "\(OpenSSL.fingerprint(pem: Self.server))",
-              "expires": \(ReaderWorld.future), "signature": ""}]}
-            """.utf8))
+        let fallback = try world.file(
+            "fallback.json",
+            Data(
+                """
+                {"fingerprints": [{"name": "localhost", "fingerprint": "\(OpenSSL.fingerprint(pem: Self.server))",
+                  "expires": \(ReaderWorld.future), "signature": ""}]}
+                """.utf8))
         try world.configure([.init(id: "banking", extra: "fallback_file = \"\(fallback)\"\nexpected_common_names = [\"localhost\"]")])
         let trusted = world.run("validate", ["--store", "banking", "--name", "localhost", "--certificate", Self.server])
         #expect(trusted.status == 0, "\(trusted.stdout)\(trusted.stderr)")
@@ -133,24 +150,28 @@ struct ValidateCommandTests {
     @Test("domainsConfig: a name that needs no pinning is trusted")
     func domainsConfig() throws {
         let world = try world()
-        try world.publish("banking", [pin("localhost", Self.server)],
-                          domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false,
-                                                       domains: [.init(name: "localhost", sslPinningRequired: true)]))
+        try world.publish(
+            "banking", [pin("localhost", Self.server)],
+            domainsConfig: DomainsConfig(
+                sslPinningRequiredForUnlisted: false,
+                domains: [.init(name: "localhost", sslPinningRequired: true)]))
         let other = OpenSSL.fingerprint(pem: Self.wrongName)
         #expect(world.run("validate", ["--store", "banking", "--name", "static.example.com", "--fingerprint", other]).status == 0)
         #expect(world.run("validate", ["--store", "banking", "--name", "localhost", "--fingerprint", other]).status == 1)
     }
 
-    @Test("usage errors exit 64", arguments: [
-        ["--store", "banking", "--name", "localhost"],
-        ["--store", "banking", "--name", "localhost", "--fingerprint", "AAAA", "--connect", "localhost"],
-        ["--store", "banking", "--name", "localhost", "--fingerprint", "not base64"],
-        ["--store", "banking", "--name", "localhost", "--fingerprint", "AAAA"],
-        ["--store", "banking", "--name", "localhost", "--certificate", "/etc/hostname", "--depth", "1"],
-        ["--store", "banking", "--name", "localhost", "--connect", "localhost:http"],
-        ["--store", "banking", "--fingerprint", "nu1DOBz31Y5FY6lRNkJV/HdnB6BDVCp7mX0nxkbub7Y="],
-        ["--store", "nosuchstore", "--name", "localhost", "--fingerprint", "nu1DOBz31Y5FY6lRNkJV/HdnB6BDVCp7mX0nxkbub7Y="],
-    ])
+    @Test(
+        "usage errors exit 64",
+        arguments: [
+            ["--store", "banking", "--name", "localhost"],
+            ["--store", "banking", "--name", "localhost", "--fingerprint", "AAAA", "--connect", "localhost"],
+            ["--store", "banking", "--name", "localhost", "--fingerprint", "not base64"],
+            ["--store", "banking", "--name", "localhost", "--fingerprint", "AAAA"],
+            ["--store", "banking", "--name", "localhost", "--certificate", "/etc/hostname", "--depth", "1"],
+            ["--store", "banking", "--name", "localhost", "--connect", "localhost:http"],
+            ["--store", "banking", "--fingerprint", "nu1DOBz31Y5FY6lRNkJV/HdnB6BDVCp7mX0nxkbub7Y="],
+            ["--store", "nosuchstore", "--name", "localhost", "--fingerprint", "nu1DOBz31Y5FY6lRNkJV/HdnB6BDVCp7mX0nxkbub7Y="],
+        ])
     func usage(arguments: [String]) throws {
         let world = try world()
         let result = world.run("validate", arguments)

@@ -31,9 +31,12 @@ struct VectorError: Error, CustomStringConvertible {
 
 /// Hand-made pins with a well-formed 32-byte fingerprint.
 enum Pins {
-    static func make(_ name: String, _ byte: UInt8 = 0xEE, expires: Int64, depth: Int = 0,
-                     signature: String? = nil, key: String? = nil) -> Pin {
-        Pin(name: name, fingerprint: [UInt8](repeating: byte, count: 32), expires: expires, depth: depth,
+    static func make(
+        _ name: String, _ byte: UInt8 = 0xEE, expires: Int64, depth: Int = 0,
+        signature: String? = nil, key: String? = nil
+    ) -> Pin {
+        Pin(
+            name: name, fingerprint: [UInt8](repeating: byte, count: 32), expires: expires, depth: depth,
             signature: signature, key: key)
     }
 }

@@ -74,8 +74,10 @@ import Testing
         #expect(disagreements == 0)
         // Both kinds in numbers: a comparison where everything is refused (or read) proves little.
         let handWritten = TOMLCorpus.valid.count + TOMLCorpus.invalid.count
-        let segments = [("hand-written", 0..<handWritten), ("generated", handWritten..<(handWritten + Self.generatedCount)),
-                        ("mutated", (handWritten + Self.generatedCount)..<documents.count)]
+        let segments = [
+            ("hand-written", 0..<handWritten), ("generated", handWritten..<(handWritten + Self.generatedCount)),
+            ("mutated", (handWritten + Self.generatedCount)..<documents.count),
+        ]
         for (name, range) in segments {
             let read = theirs[range].filter { $0 != "error" }.count
             print("TOML differential, \(name): \(range.count) documents, \(read) read, \(range.count - read) refused")

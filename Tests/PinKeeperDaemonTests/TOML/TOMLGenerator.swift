@@ -95,8 +95,10 @@ struct TOMLGenerator {
     }
 
     private mutating func string() -> String {
-        let pieces = ["a", " ", "é", "😀", "\\n", "\\t", "\\\"", "\\\\", "\\u00e9", "\\U0001F600", "#", "\\b",
-                      "\\f", "\\r", "\t", "\\u0000"]
+        let pieces = [
+            "a", " ", "é", "😀", "\\n", "\\t", "\\\"", "\\\\", "\\u00e9", "\\U0001F600", "#", "\\b",
+            "\\f", "\\r", "\t", "\\u0000",
+        ]
         let content = (0..<below(6)).map { _ in pick(pieces) }.joined()
         let quote = pick(["", "'", "\"", "''", "\"\""])
         switch below(6) {

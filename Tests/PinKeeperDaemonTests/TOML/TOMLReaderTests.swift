@@ -26,9 +26,11 @@ import Testing
         #expect(table["d"] == .dateTime(TOMLDateTime(kind: .localDate, text: "1979-05-27")))
     }
 
-    @Test(arguments: [("0x_ff", false), ("0xff", true), ("0o17", true), ("0b101", true), ("1_000", true), ("1__0", false),
-                      ("-9223372036854775808", true), ("9223372036854775808", false), ("0xFFFFFFFFFFFFFFFF", false),
-                      ("007", false), ("+0", true)])
+    @Test(arguments: [
+        ("0x_ff", false), ("0xff", true), ("0o17", true), ("0b101", true), ("1_000", true), ("1__0", false),
+        ("-9223372036854775808", true), ("9223372036854775808", false), ("0xFFFFFFFFFFFFFFFF", false),
+        ("007", false), ("+0", true),
+    ])
     func integers(_ text: String, _ valid: Bool) throws {
         let expected: [String: Int64] = ["0xff": 255, "0o17": 15, "0b101": 5, "1_000": 1000, "-9223372036854775808": .min, "+0": 0]
         if valid {
@@ -47,7 +49,8 @@ import Testing
     }
 
     @Test func strings() throws {
-        let table = try Self.read("""
+        let table = try Self.read(
+            """
             a = "tab\\t quote\\" nul\\u0000 smile\\U0001F600"
             b = 'C:\\path'
             c = \"\"\"
@@ -88,7 +91,8 @@ import Testing
     // MARK: Tables
 
     @Test func tablesAndArraysOfTables() throws {
-        let table = try Self.read("""
+        let table = try Self.read(
+            """
             top = 1
             [a.b]
             c = 2
@@ -116,33 +120,35 @@ import Testing
 
     // MARK: Errors and their positions
 
-    @Test("each broken rule names its line and column", arguments: [
-        ("a = 1\na = 2", 2, 1, "defined twice"),
-        ("[t]\n[t]", 2, 1, "defined twice"),
-        ("a.b = 1\n[a]", 2, 1, "dotted keys"),
-        ("[a.b]\n[a]\nb.c = 1", 3, 1, "own [header]"),
-        ("t = {a = 1}\n[t.b]", 2, 1, "inline table"),
-        ("a = [1]\n[[a]]", 2, 1, "array value"),
-        ("[a]\n[[a]]", 2, 1, "not an array of tables"),
-        ("[[a]]\n[a]", 2, 1, "array of tables"),
-        ("t = {a = 1,}", 1, 12, "no comma"),
-        ("t = {a = 1\n}", 1, 11, "one line"),
-        ("s = \"\\e\"", 1, 6, "invalid escape"),
-        ("s = \"\\uD800\"", 1, 6, "Unicode scalar"),
-        ("s = \"abc\nx = 1", 1, 5, "no closing quote"),
-        ("# ok\nx = 1 # \u{7}", 2, 9, "control character"),
-        ("s = 'é\u{1}'", 1, 7, "control character"),
-        ("i = 01", 1, 5, "leading zeros"),
-        ("i = 1__0", 1, 7, "underscore"),
-        ("i = 9223372036854775808", 1, 5, "64 bits"),
-        ("f = 1.", 1, 7, "decimal point"),
-        ("d = 2023-02-29", 1, 13, "does not exist"),
-        ("d = 1979-05-27T24:00:00", 1, 16, "out of range"),
-        ("a = 1 b = 2", 1, 7, "end of the line"),
-        ("a = 1\r", 1, 6, "carriage return"),
-        ("a = yes", 1, 5, "strings need quotes"),
-        ("é = 1", 1, 1, "expected a key"),
-    ] as [(String, Int, Int, String)])
+    @Test(
+        "each broken rule names its line and column",
+        arguments: [
+            ("a = 1\na = 2", 2, 1, "defined twice"),
+            ("[t]\n[t]", 2, 1, "defined twice"),
+            ("a.b = 1\n[a]", 2, 1, "dotted keys"),
+            ("[a.b]\n[a]\nb.c = 1", 3, 1, "own [header]"),
+            ("t = {a = 1}\n[t.b]", 2, 1, "inline table"),
+            ("a = [1]\n[[a]]", 2, 1, "array value"),
+            ("[a]\n[[a]]", 2, 1, "not an array of tables"),
+            ("[[a]]\n[a]", 2, 1, "array of tables"),
+            ("t = {a = 1,}", 1, 12, "no comma"),
+            ("t = {a = 1\n}", 1, 11, "one line"),
+            ("s = \"\\e\"", 1, 6, "invalid escape"),
+            ("s = \"\\uD800\"", 1, 6, "Unicode scalar"),
+            ("s = \"abc\nx = 1", 1, 5, "no closing quote"),
+            ("# ok\nx = 1 # \u{7}", 2, 9, "control character"),
+            ("s = 'é\u{1}'", 1, 7, "control character"),
+            ("i = 01", 1, 5, "leading zeros"),
+            ("i = 1__0", 1, 7, "underscore"),
+            ("i = 9223372036854775808", 1, 5, "64 bits"),
+            ("f = 1.", 1, 7, "decimal point"),
+            ("d = 2023-02-29", 1, 13, "does not exist"),
+            ("d = 1979-05-27T24:00:00", 1, 16, "out of range"),
+            ("a = 1 b = 2", 1, 7, "end of the line"),
+            ("a = 1\r", 1, 6, "carriage return"),
+            ("a = yes", 1, 5, "strings need quotes"),
+            ("é = 1", 1, 1, "expected a key"),
+        ] as [(String, Int, Int, String)])
     func errorPositions(_ text: String, _ line: Int, _ column: Int, _ reason: String) throws {
         let error = try #require(Self.failure(text))
         #expect(error.line == line && error.column == column, "\(error)")

@@ -48,7 +48,8 @@ extension TOMLCursor {
             throw error("day \(day) does not exist in \(year)-\(month < 10 ? "0" : "")\(month)", at: dayStart)
         }
         // "T" (or "t") joins a time; so does one space, when a digit follows it.
-        let joined = current == UInt8(ascii: "T") || current == UInt8(ascii: "t")
+        let joined =
+            current == UInt8(ascii: "T") || current == UInt8(ascii: "t")
             || (current == UInt8(ascii: " ") && Self.isDigit(peek(1)))
         guard joined else { return TOMLDateTime(kind: .localDate, text: text(from: start)) }
         offset += 1

@@ -99,8 +99,10 @@ extension TOMLCursor {
             offset += 1
         }
         if expectDigit {
-            throw error(current == UInt8(ascii: "_") ? "an underscore in a number must stand between two digits"
-                        : "expected a digit", at: offset)
+            throw error(
+                current == UInt8(ascii: "_")
+                    ? "an underscore in a number must stand between two digits"
+                    : "expected a digit", at: offset)
         }
         return value
     }

@@ -60,15 +60,19 @@ struct TOMLParser {
                     throw cursor.error(error.reason, at: start)
                 }
             } else if byte != UInt8(ascii: "#") {
-                throw cursor.error(byte == 0x0D ? "a carriage return must be followed by a line feed"
-                                   : "expected a key, a [table] header or a comment")
+                throw cursor.error(
+                    byte == 0x0D
+                        ? "a carriage return must be followed by a line feed"
+                        : "expected a key, a [table] header or a comment")
             }
             cursor.skipWhitespace()
             try cursor.skipComment()
             guard !cursor.atEnd else { return }
             guard cursor.skipNewline() else {
-                throw cursor.error(cursor.current == 0x0D ? "a carriage return must be followed by a line feed"
-                                   : "expected the end of the line")
+                throw cursor.error(
+                    cursor.current == 0x0D
+                        ? "a carriage return must be followed by a line feed"
+                        : "expected the end of the line")
             }
         }
     }

@@ -14,8 +14,9 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
     /// Serves `certificate.pem` (with its key) from the shared test CA's directory.
     /// `keepAlive`: normal replies keep the connection open (pinserver.py --keep-alive).
     convenience init(certificate: String = "server", keepAlive: Bool = false) throws {
-        try self.init(certificateFile: TestEnvironment.certificate("\(certificate).pem"),
-                      keyFile: TestEnvironment.certificate("\(certificate).key"), keepAlive: keepAlive)
+        try self.init(
+            certificateFile: TestEnvironment.certificate("\(certificate).pem"),
+            keyFile: TestEnvironment.certificate("\(certificate).key"), keepAlive: keepAlive)
     }
 
     /// Serves the PEM certificates in `certificateFile`, leaf first, exactly as the file lists them.
@@ -26,10 +27,13 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
         let portFile = directory.appendingPathComponent("port"), httpPortFile = directory.appendingPathComponent("http-port")
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", TestEnvironment.fixtures.appendingPathComponent("pinserver.py").path,
-                             "--routes", routes.path,
-                             "--cert", certificateFile, "--key", keyFile,
-                             "--port-file", portFile.path, "--http-port-file", httpPortFile.path]
+        process.arguments =
+            [
+                "python3", TestEnvironment.fixtures.appendingPathComponent("pinserver.py").path,
+                "--routes", routes.path,
+                "--cert", certificateFile, "--key", keyFile,
+                "--port-file", portFile.path, "--http-port-file", httpPortFile.path,
+            ]
             + (keepAlive ? ["--keep-alive"] : [])
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -84,11 +88,12 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
         guard let text = try? String(contentsOf: routes.appendingPathComponent("requests.log"), encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-            let request = Request(path: object["path"] as? String ?? "", route: object["route"] as? String ?? "",
-                                  headers: object["headers"] as? [String: String] ?? [:],
-                                  status: object["status"] as? Int, scheme: object["scheme"] as? String ?? "",
-                                  time: object["time"] as? Double ?? 0, connection: object["connection"] as? Int ?? 0,
-                                  tlsResumed: object["tls_resumed"] as? Bool ?? false)
+            let request = Request(
+                path: object["path"] as? String ?? "", route: object["route"] as? String ?? "",
+                headers: object["headers"] as? [String: String] ?? [:],
+                status: object["status"] as? Int, scheme: object["scheme"] as? String ?? "",
+                time: object["time"] as? Double ?? 0, connection: object["connection"] as? Int ?? 0,
+                tlsResumed: object["tls_resumed"] as? Bool ?? false)
             return route == nil || request.route == route ? request : nil
         }
     }

@@ -38,10 +38,13 @@ struct HookScript {
     var runs: [Run] {
         let text = (try? String(contentsOf: directory.appendingPathComponent("runs.log"), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").map { line in
-            Run(fields: Dictionary(line.split(separator: "|").map { part -> (String, String) in
-                let pair = part.split(separator: "=", maxSplits: 1)
-                return (String(pair[0]), pair.count > 1 ? String(pair[1]) : "")
-            }) { $1 })
+            Run(
+                fields: Dictionary(
+                    line.split(separator: "|").map { part -> (String, String) in
+                        let pair = part.split(separator: "=", maxSplits: 1)
+                        return (String(pair[0]), pair.count > 1 ? String(pair[1]) : "")
+                    }
+                ) { $1 })
         }
     }
 

@@ -81,19 +81,23 @@ final class InProcessDaemon: Sendable {
     }
 
     /// `concurrency`, when given, overrides the configuration's (and every reloaded one's).
-    init(_ configuration: Configuration, notifier: RecordingNotifier = RecordingNotifier(), concurrency: Int? = nil,
-         logger: Logger, makeUpdater: @escaping @Sendable (Configuration) -> StoreUpdater) {
+    init(
+        _ configuration: Configuration, notifier: RecordingNotifier = RecordingNotifier(), concurrency: Int? = nil,
+        logger: Logger, makeUpdater: @escaping @Sendable (Configuration) -> StoreUpdater
+    ) {
         self.notifier = notifier
         var configuration = configuration
         if let concurrency { configuration.concurrency = concurrency }
         let next = Box(configuration), gate = reloads
         nextConfiguration = next
-        let daemon = Daemon(configuration: configuration, reload: {
-            var reloaded = next.value.withLock { $0 }
-            if let concurrency { reloaded.concurrency = concurrency }
-            gate.pass()
-            return .success(reloaded)
-        }, makeUpdater: makeUpdater, notifier: notifier, logger: logger)
+        let daemon = Daemon(
+            configuration: configuration,
+            reload: {
+                var reloaded = next.value.withLock { $0 }
+                if let concurrency { reloaded.concurrency = concurrency }
+                gate.pass()
+                return .success(reloaded)
+            }, makeUpdater: makeUpdater, notifier: notifier, logger: logger)
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
         self.input = input
         task = Task { await daemon.run(triggers: triggers) }
@@ -117,8 +121,9 @@ final class InProcessDaemon: Sendable {
 
 extension Sandbox {
     func configuration(_ stores: [StoreConfig], metricsFile: String? = nil) -> Configuration {
-        Configuration(cacheDirectory: cache.path, stateDirectory: state.path, metricsFile: metricsFile,
-                      stores: stores.sorted { $0.id < $1.id }, sources: [])
+        Configuration(
+            cacheDirectory: cache.path, stateDirectory: state.path, metricsFile: metricsFile,
+            stores: stores.sorted { $0.id < $1.id }, sources: [])
     }
 }
 
@@ -135,7 +140,8 @@ func eventually(timeout: Double, _ condition: () -> Bool) async -> Bool {
 
 extension Sandbox {
     func updater(fetcher: HTTPFetching, fileSystem: FileSystem = PosixFileSystem()) -> StoreUpdater {
-        StoreUpdater(fetcher: fetcher, cache: CacheDirectory(path: cache.path, writer: AtomicWriter(fileSystem: fileSystem)),
-                     state: StateDirectory(path: state.path), logger: log.logger)
+        StoreUpdater(
+            fetcher: fetcher, cache: CacheDirectory(path: cache.path, writer: AtomicWriter(fileSystem: fileSystem)),
+            state: StateDirectory(path: state.path), logger: log.logger)
     }
 }

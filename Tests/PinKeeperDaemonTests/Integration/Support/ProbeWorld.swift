@@ -43,11 +43,15 @@ final class ProbeWorld: @unchecked Sendable {  // immutable after init; files ar
 
     /// The probe keys of store `api`: the target reached on the loopback server (or `port`),
     /// `expiration_update_threshold` of one hour (the certificates live a day).
-    func probeKeys(target: String = ProbeWorld.name, port: Int? = nil, trust: Trust = .root, timeout: String = "5s",
-                   extra: String = "") -> String {
-        var lines = ["probe = [\"\(target)\"]",
-                     "probe_connect_to = { \"\(target)\" = \"127.0.0.1:\(port ?? server.port)\" }",
-                     "expiration_update_threshold = \"1h\"", "request_timeout = \"\(timeout)\""]
+    func probeKeys(
+        target: String = ProbeWorld.name, port: Int? = nil, trust: Trust = .root, timeout: String = "5s",
+        extra: String = ""
+    ) -> String {
+        var lines = [
+            "probe = [\"\(target)\"]",
+            "probe_connect_to = { \"\(target)\" = \"127.0.0.1:\(port ?? server.port)\" }",
+            "expiration_update_threshold = \"1h\"", "request_timeout = \"\(timeout)\"",
+        ]
         switch trust {
         case .root: lines.append("probe_ca_file = \"\(pki.pem("root"))\"")
         case .system: break
@@ -57,8 +61,10 @@ final class ProbeWorld: @unchecked Sendable {  // immutable after init; files ar
     }
 
     /// Store `api` with probe keys; its list URL refuses connections unless `url` is given.
-    func configure(_ probeKeys: String, url: String = "https://127.0.0.1:1/list", topLevel: String = "",
-                   others: [ReaderWorld.Store] = []) throws {
+    func configure(
+        _ probeKeys: String, url: String = "https://127.0.0.1:1/list", topLevel: String = "",
+        others: [ReaderWorld.Store] = []
+    ) throws {
         try world.configure([.init(id: "api", extra: probeKeys, url: url)] + others, topLevel: topLevel)
     }
 

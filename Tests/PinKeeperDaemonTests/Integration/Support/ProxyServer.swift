@@ -25,9 +25,11 @@ final class ProxyServer: @unchecked Sendable {  // immutable after init except t
         while true {
             attempt += 1
             let port = try Self.freePort()
-            var lines = ["Port \(port)", "Listen 127.0.0.1", "Allow 127.0.0.1", "Timeout 30", "MaxClients 16",
-                         "LogFile \"\(directory.appendingPathComponent("tinyproxy.log").path)\"", "LogLevel Connect",
-                         "DisableViaHeader Yes"]
+            var lines = [
+                "Port \(port)", "Listen 127.0.0.1", "Allow 127.0.0.1", "Timeout 30", "MaxClients 16",
+                "LogFile \"\(directory.appendingPathComponent("tinyproxy.log").path)\"", "LogLevel Connect",
+                "DisableViaHeader Yes",
+            ]
             lines += allowPorts.map { "ConnectPort \($0)" }
             if let credentials { lines.append("BasicAuth \(credentials.user) \(credentials.password)") }
             let config = directory.appendingPathComponent("tinyproxy.conf")

@@ -39,8 +39,10 @@ final class LogRecorder: Sendable {
 
         func log(event: LogEvent) {
             let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-            recorder.append(Entry(level: event.level, message: "\(event.message)",
-                                  metadata: merged.mapValues { "\($0)" }))
+            recorder.append(
+                Entry(
+                    level: event.level, message: "\(event.message)",
+                    metadata: merged.mapValues { "\($0)" }))
         }
     }
 }

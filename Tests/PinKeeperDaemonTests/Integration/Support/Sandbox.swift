@@ -26,18 +26,22 @@ final class Sandbox: @unchecked Sendable {  // paths are immutable; files are th
 
     func updater(fileSystem: FileSystem = PosixFileSystem(), clock: WallClock = SystemClock()) -> StoreUpdater {
         let writer = AtomicWriter(fileSystem: fileSystem)
-        return StoreUpdater(fetcher: CurlFetcher(userAgent: PinKeeperVersion.userAgent),
-                            cache: CacheDirectory(path: cache.path, writer: writer),
-                            state: StateDirectory(path: state.path), clock: clock, logger: log.logger)
+        return StoreUpdater(
+            fetcher: CurlFetcher(userAgent: PinKeeperVersion.userAgent),
+            cache: CacheDirectory(path: cache.path, writer: writer),
+            state: StateDirectory(path: state.path), clock: clock, logger: log.logger)
     }
 
-    func store(_ id: String, url: String, mode: ListMode = .challenge, keys: [Int] = [1],
-               policy: (inout UpdatePolicy) -> Void = { _ in }) throws -> StoreConfig {
+    func store(
+        _ id: String, url: String, mode: ListMode = .challenge, keys: [Int] = [1],
+        policy: (inout UpdatePolicy) -> Void = { _ in }
+    ) throws -> StoreConfig {
         var updatePolicy = UpdatePolicy()
         updatePolicy.requestTimeout = 5
         policy(&updatePolicy)
-        return StoreConfig(id: id, url: url, publicKeys: try keys.map { try PublicKey(base64: TestEnvironment.publicKey($0)) },
-                           mode: mode, caFile: TestEnvironment.certificate("ca.pem"), policy: updatePolicy)
+        return StoreConfig(
+            id: id, url: url, publicKeys: try keys.map { try PublicKey(base64: TestEnvironment.publicKey($0)) },
+            mode: mode, caFile: TestEnvironment.certificate("ca.pem"), policy: updatePolicy)
     }
 
     func cacheFile(_ store: String) -> URL { cache.appendingPathComponent("\(store).json") }
@@ -61,8 +65,10 @@ enum Lists {
         ["name": name, "fingerprint": fingerprint(byte), "expires": expires].merging(extra) { $1 }
     }
 
-    static func route(mode: String = "challenge", entries: [[String: Any]], key: Int = 1,
-                      extra: [String: Any] = [:]) -> [String: Any] {
+    static func route(
+        mode: String = "challenge", entries: [[String: Any]], key: Int = 1,
+        extra: [String: Any] = [:]
+    ) -> [String: Any] {
         ["mode": mode, "signing_key": TestEnvironment.signingKey(key), "fingerprints": entries].merging(extra) { $1 }
     }
 }
@@ -71,20 +77,22 @@ extension Sandbox {
     /// Writes `pinkeeper.toml` for stores on the fixture server; returns its path. `extra` holds
     /// top-level keys; `storeExtra` lines go into every store's table.
     @discardableResult
-    func writeConfig(_ stores: [(id: String, url: String, mode: String)], extra: String = "", storeExtra: String = "",
-                     cacheDirectory: String? = nil, stateDirectory: String? = nil) throws -> String {
+    func writeConfig(
+        _ stores: [(id: String, url: String, mode: String)], extra: String = "", storeExtra: String = "",
+        cacheDirectory: String? = nil, stateDirectory: String? = nil
+    ) throws -> String {
         var text = "cache_directory = \"\(cacheDirectory ?? cache.path)\"\nstate_directory = \"\(stateDirectory ?? state.path)\"\n\(extra)\n"
         for store in stores {
             text += """
-            [stores.\(store.id)]
-            url = "\(store.url)"
-            public_key = "\(TestEnvironment.publicKey())"
-            mode = "\(store.mode)"
-            ca_file = "\(TestEnvironment.certificate("ca.pem"))"
-            request_timeout = "10s"
-            \(storeExtra)
+                [stores.\(store.id)]
+                url = "\(store.url)"
+                public_key = "\(TestEnvironment.publicKey())"
+                mode = "\(store.mode)"
+                ca_file = "\(TestEnvironment.certificate("ca.pem"))"
+                request_timeout = "10s"
+                \(storeExtra)
 
-            """
+                """
         }
         let path = root.appendingPathComponent("pinkeeper.toml").path
         try text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)

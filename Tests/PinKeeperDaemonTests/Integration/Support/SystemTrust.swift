@@ -67,7 +67,8 @@ enum SystemTrust {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
                 let link = "\(dir)/\(name)"
                 guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link),
-                      let range = target.range(of: "/pinkeeper-pki-systemtrust-") else { continue }
+                    let range = target.range(of: "/pinkeeper-pki-systemtrust-")
+                else { continue }
                 let pid = target[range.upperBound...].prefix { $0.isNumber }
                 if let pid = Int32(pid), kill(pid, 0) != 0 && errno == ESRCH { unlink(link) }
             }

@@ -32,9 +32,13 @@ extension TestEnvironment {
         let dir = packageRoot.appendingPathComponent(".build/test-preload")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let library = dir.appendingPathComponent("\(name).so").path
-        let result = ChildProcess.run("/usr/bin/env", ["clang", "-shared", "-fPIC", "-O1", "-o", library,
-                                                       fixtures.appendingPathComponent("\(name).c").path, "-ldl"],
-                                      timeout: 60)
+        let result = ChildProcess.run(
+            "/usr/bin/env",
+            [
+                "clang", "-shared", "-fPIC", "-O1", "-o", library,
+                fixtures.appendingPathComponent("\(name).c").path, "-ldl",
+            ],
+            timeout: 60)
         precondition(result.status == 0, "building \(name).so failed: \(result.stderr)")
         return library
     }

@@ -21,8 +21,9 @@ final class TestPKI: @unchecked Sendable {  // the directory is immutable; files
     @discardableResult
     func ca(_ name: String, issuer: String? = nil) -> String {
         let commonName = "pinkeeper test \(name) \(UUID().uuidString.prefix(8))"
-        make(name, commonName: commonName, issuer: issuer,
-             extensions: "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
+        make(
+            name, commonName: commonName, issuer: issuer,
+            extensions: "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
         return commonName
     }
 
@@ -30,13 +31,15 @@ final class TestPKI: @unchecked Sendable {  // the directory is immutable; files
     /// `commonName` chooses another, as a certificate's holder may; default `localhost`) and
     /// 127.0.0.1, signed by `issuer`.
     func leaf(_ name: String, issuer: String, host: String = "localhost", commonName: String? = nil) {
-        make(name, commonName: commonName ?? host, issuer: issuer, extensions: """
-            basicConstraints=critical,CA:FALSE
-            keyUsage=critical,digitalSignature
-            extendedKeyUsage=serverAuth
-            subjectAltName=DNS:\(host),IP:127.0.0.1
+        make(
+            name, commonName: commonName ?? host, issuer: issuer,
+            extensions: """
+                basicConstraints=critical,CA:FALSE
+                keyUsage=critical,digitalSignature
+                extendedKeyUsage=serverAuth
+                subjectAltName=DNS:\(host),IP:127.0.0.1
 
-            """)
+                """)
     }
 
     /// `name.pem` = the certificates `parts` in order, `name.key` = the first one's key: what a
@@ -57,7 +60,8 @@ final class TestPKI: @unchecked Sendable {  // the directory is immutable; files
         let config = directory.appendingPathComponent("req.cnf").path
         write("[req]\ndistinguished_name=dn\nprompt=no\n[dn]\nCN=unused\n", to: config)
         let signer = issuer.map { ["-CA", pem($0), "-CAkey", key($0)] } ?? ["-signkey", key(name)]
-        OpenSSL.shell(#"""
+        OpenSSL.shell(
+            #"""
             openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1"
             openssl req -new -config "$2" -key "$1" -subj "/CN=$3" -out "$4.csr"
             openssl x509 -req -in "$4.csr" "${@:6}" -set_serial "0x$(openssl rand -hex 16)" -days 1 -sha256 \

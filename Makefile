@@ -3,7 +3,7 @@ SWIFT        ?= swift
 SWIFT_FLAGS  ?=
 RELEASE_BIN  := .build/release/pinkeeper
 
-.PHONY: all deps build release test test-python test-java check-units alert-rules-check demo systemd-test package-test clean
+.PHONY: all deps build release lint test test-python test-java check-units alert-rules-check demo systemd-test package-test clean
 
 all: build
 
@@ -29,11 +29,12 @@ release: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FLAGS)
 
 # No Foundation import in Sources/ (static binary size and memory), no upward use between the
-# daemon's folders (docs/architecture.md, "Layers"), unit and integration tests (Swift Testing),
-# then the systemd unit, man page and alert rule checks.
+# daemon's folders (docs/architecture.md), swift format's lint, unit and integration tests
+# (Swift Testing), then the systemd unit, man page and alert rule checks.
 test: deps
 	scripts/check-no-foundation.sh
 	scripts/check-layers.py
+	$(MAKE) --no-print-directory lint
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
 	scripts/check-units.sh
@@ -41,6 +42,11 @@ test: deps
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-java
 	$(MAKE) --no-print-directory alert-rules-check
+
+# The layout and rules of .swift-format (README); `swift format format --in-place --recursive
+# Sources Tests Package.swift` fixes the layout it reports.
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
 # The Python reader (readers/python): conformance table, TLS helpers on loopback, its command line
 # against the Swift one (built by `test` first; alone, this builds it).

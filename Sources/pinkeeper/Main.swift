@@ -9,6 +9,7 @@ import PinKeeperDaemon
 @main
 enum Main {
     static func main() {
+        OpenSSLExit.skipCleanup()
         do {
             var command = try Pinkeeper.parseAsRoot()
             if let asyncCommand = command as? AsyncParsableCommand {

@@ -9,6 +9,7 @@ import PinKeeperDaemon
 @main
 enum Main {
     static func main() {
+        HeapSettings.apply()  // before any other thread exists
         do {
             var command = try Pinkeeper.parseAsRoot()
             if let asyncCommand = command as? AsyncParsableCommand {

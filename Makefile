@@ -3,7 +3,7 @@ SWIFT        ?= swift
 SWIFT_FLAGS  ?=
 RELEASE_BIN  := .build/release/pinkeeper
 
-.PHONY: all deps build release lint test test-python test-java check-units alert-rules-check demo systemd-test package-test clean
+.PHONY: all deps build release lint test test-python test-java check-units alert-rules-check demo soak systemd-test package-test clean
 
 all: build
 
@@ -66,6 +66,12 @@ alert-rules-check:
 # A local pinning service on loopback and the daemon in the foreground; Ctrl-C stops both.
 demo: build
 	scripts/demo.sh
+
+# Minutes of passes against the loopback fixture service, faults and list changes included, then
+# fds, threads and memory compared (scripts/soak.sh; docs/performance.md "Soak"). Not part of
+# `test` or CI. SOAK_SECONDS=120 (seconds of passes) by default.
+soak: deps
+	scripts/soak.sh $(SOAK_SECONDS)
 
 # A real systemd in a systemd-nspawn container on a debootstrap root of its own (never the host).
 systemd-test: release

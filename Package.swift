@@ -26,11 +26,13 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]),
+        // glibc's <malloc.h> (mallopt, mallinfo2), which the Glibc module does not import.
+        .systemLibrary(name: "CMalloc"),
         .target(name: "PinKeeper", dependencies: ["CLibcrypto"]),
         .target(
             name: "PinKeeperDaemon",
             dependencies: [
-                "PinKeeper", "CCurl", "CLibcrypto", "CLibssl", "CSystemd",
+                "PinKeeper", "CCurl", "CLibcrypto", "CLibssl", "CSystemd", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(

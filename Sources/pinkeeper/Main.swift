@@ -9,6 +9,7 @@ import PinKeeperDaemon
 @main
 enum Main {
     static func main() {
+        HeapSettings.apply()  // before any other thread exists
         OpenSSLExit.skipCleanup()
         do {
             var command = try Pinkeeper.parseAsRoot()

@@ -16,7 +16,7 @@ public final class SignalWatcher: Sendable {
         sigemptyset(&mask)
         for signal in Self.handled { sigaddset(&mask, signal) }
         pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-        pipe.handler.withLock { $0 = handler }
+        pipe.handler.withLock { $0 = SignalHandler(handler) }
         for number in Self.handled {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in SignalPipe.forward(number) }
@@ -32,9 +32,19 @@ public final class SignalWatcher: Sendable {
 /// The write end, read by the C signal handler: set once before any handler is installed.
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 
+/// The handler in a class, never a bare closure in the `Mutex`: `withLock`'s `inout` access to a
+/// value of function type converts the closure to the generic representation and back, and writes
+/// the converted closure back, so each signal wrapped the stored handler in two more thunks. Found
+/// by `scripts/soak.sh`: two small objects leaked per SIGUSR1, and every call of the handler went
+/// through all the thunks of the signals before it, until the signal thread's stack would overflow.
+private final class SignalHandler: Sendable {
+    let call: @Sendable (Int32) -> Void
+    init(_ call: @escaping @Sendable (Int32) -> Void) { self.call = call }
+}
+
 private final class SignalPipe: Sendable {
     static let shared = Result { () throws(RuntimeSetupError) in try SignalPipe() }
-    let handler = Mutex<(@Sendable (Int32) -> Void)?>(nil)
+    let handler = Mutex<SignalHandler?>(nil)
 
     private init() throws(RuntimeSetupError) {
         var ends: [Int32] = [-1, -1]
@@ -51,7 +61,7 @@ private final class SignalPipe: Sendable {
             while true {
                 guard read(readEnd, &byte, 1) == 1 else { continue }  // EINTR
                 let handler = handler.withLock { $0 }
-                handler?(Int32(byte))
+                handler?.call(Int32(byte))
             }
         }
     }

@@ -40,7 +40,7 @@ PK_COMPLETIONS := $(PK_COMPDIR)/pinkeeper.bash $(PK_COMPDIR)/_pinkeeper $(PK_COM
 PK_MANPAGES    := $(PK_TOP)/docs/man/pinkeeper.8 $(PK_TOP)/docs/man/pinkeeper.toml.5
 PK_CONFDIR      = $(DESTDIR)$(SYSCONFDIR)/pinkeeper
 PK_DEBOUT      := $(PK_TOP)/.build/deb
-PK_VERSION      = $(shell sed -n 's/.*static let string = "\([^"]*\)".*/\1/p' $(PK_TOP)/Sources/PinKeeperDaemon/Version.swift)
+PK_VERSION      = $(shell sed -n 's/.*static let string = "\([^"]*\)".*/\1/p' $(PK_TOP)/Sources/PinKeeperDaemon/Core/Version.swift)
 PK_CHANGELOG    = $(shell dpkg-parsechangelog -l $(PK_TOP)/packaging/debian/changelog -S Version 2>/dev/null)
 
 .PHONY: install install-files uninstall deb man-check completions packaging-deps pk-force
@@ -132,7 +132,7 @@ man-check:
 	  out=$$(groff -man -ww -z "$$page" 2>&1); \
 	  if [ -n "$$out" ]; then echo "$$page: groff warnings:" >&2; echo "$$out" >&2; status=1; fi; \
 	  grep -q '^\.TH .*"pinkeeper $(PK_VERSION)"' "$$page" || \
-	    { echo "$$page: .TH must name \"pinkeeper $(PK_VERSION)\" (Sources/PinKeeperDaemon/Version.swift)" >&2; status=1; }; \
+	    { echo "$$page: .TH must name \"pinkeeper $(PK_VERSION)\" (Sources/PinKeeperDaemon/Core/Version.swift)" >&2; status=1; }; \
 	done; \
 	[ $$status -eq 0 ] && echo "man pages OK: $(notdir $(PK_MANPAGES))"; exit $$status
 

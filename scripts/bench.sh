@@ -226,9 +226,9 @@ with open(sys.argv[2], "a", buffering=1) as log:
     echo "  at READY: $(rss)"
     sleep 10  # the pass's transfer threads and idle dispatch workers exit
     echo "  10 s after READY: $(rss)"
-    echo "  largest resident mappings (kB):"
-    awk '/^[0-9a-f]+-[0-9a-f]+ / {name = ($6 == "" ? "[anon]" : $6)} /^Rss:/ {rss[name] += $2}
-         END {for (n in rss) printf "%8d  %s\n", rss[n], n}' "/proc/$daemon_pid/smaps" | sort -rn | head -12 | sed 's/^/    /'
+    echo "  largest resident mappings (kB: Rss, Pss):"
+    awk '/^[0-9a-f]+-[0-9a-f]+ / {name = ($6 == "" ? "[anon]" : $6)} /^Rss:/ {rss[name] += $2} /^Pss:/ {pss[name] += $2}
+         END {for (n in rss) printf "%8d %8d  %s\n", rss[n], pss[n], n}' "/proc/$daemon_pid/smaps" | sort -rn | head -${IDLE_MAPPINGS:-12} | sed 's/^/    /'
     echo "  the binary's resident pages by module or section:"
     python3 scripts/resident-by-module.py "$daemon_pid" | sed -n '1,16s/^/    /p'
     # Wake-ups: every time a thread of the daemon is woken and goes back to sleep it makes one

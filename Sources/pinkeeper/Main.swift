@@ -10,6 +10,7 @@ import PinKeeperDaemon
 enum Main {
     static func main() {
         HeapSettings.apply()  // before any other thread exists
+        OpenSSLAtExit.skipCleanup()  // before anything else uses OpenSSL
         do {
             var command = try Pinkeeper.parseAsRoot()
             if let asyncCommand = command as? AsyncParsableCommand {

@@ -7,7 +7,8 @@
 #   - store `flaky` cycles through faults: HTTP 500 and 404, a bad signature, a truncated body, an
 #     oversized body, a redirect to a closed port (connection refused), a slow answer, and now and
 #     then a timeout (no headers, or a body dripping too slowly);
-#   - stores `rotating` and `big` (200 entries) change among a few list variants, so that passes
+#   - stores `rotating` and `big` (200 entries) change among a few list variants (entries expiring
+#     5 s after they are first served, so that the cached pins stay few), so that passes
 #     publish and `on_change` hooks run; `steady` (challenge mode) republishes the same pins and
 #     `etag` (static) gets 304s; the metrics file is rewritten after every pass.
 # scripts/soak.py drives it and prints fds, threads, anonymous memory (RssAnon, smaps_rollup

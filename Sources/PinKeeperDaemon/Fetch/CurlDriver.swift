@@ -145,6 +145,9 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
         }
         pk_curl_multi_cleanup(multi)  // closes the idle connections
         if let share { pk_curl_share_cleanup(share) }
+        // `linger` after the last transfer, with its connections, TLS state and trust store just
+        // freed, the pass's work is over and the process may sleep for hours.
+        HeapSettings.releaseFreeMemory()
     }
 }
 

@@ -19,4 +19,11 @@ public enum HeapSettings {
         _ = mallopt(M_MMAP_THRESHOLD, 128 * 1024)
         _ = mallopt(M_ARENA_MAX, Int32(clamping: max(2, ProcessInfo.processInfo.activeProcessorCount)))
     }
+
+    /// Gives the kernel back the free pages inside malloc's heaps, which glibc never does by
+    /// itself (it returns only free memory at a heap's top, and a single live block above a hole
+    /// keeps it). For the end of a burst of work followed by a long sleep: a pass, not a request.
+    public static func releaseFreeMemory() {
+        _ = malloc_trim(0)
+    }
 }

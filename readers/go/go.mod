@@ -1,0 +1,3 @@
+module pinkeeper.local/reader
+
+go 1.19

@@ -76,12 +76,19 @@ public struct StoreUpdater: Sendable {
         var memory = await BlockingWork.run { [state] in state.load(store: store.id) }
         if reconciled { memory.forgetValidators() }  // already on disk, unless that save failed
         let validBefore = previous?.list.pins.filter { !$0.isExpired(at: now) } ?? []
+        var validNow = validBefore
 
         memory.lastAttempt = now
         do throws(UpdateFailure) {
             if let lockFailure { throw UpdateFailure(.writeFailed, "\(lockFailure); the published file was left as it was") }
             if let refusal { throw refusal }
             let outcome = try await fetchAndPublish(store, from: source, previous: previous, memory: memory, now: now)
+            if outcome.unlisted > 0 { warnUnlisted(store, dropped: outcome.unlisted, pins: outcome.pins.count) }
+            if outcome.published { announceChange(store, before: validBefore, after: outcome.pins) }
+            if let empty = outcome.emptyStore {
+                validNow = []  // published: readers answer empty, as the server's list says
+                throw empty
+            }
             memory.lastResult = .ok
             memory.lastReason = nil
             memory.lastSuccess = now
@@ -97,7 +104,6 @@ public struct StoreUpdater: Sendable {
                     "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins.count)",
                     "next_update": "\(Timestamp.iso(outcome.nextUpdate))", "not_modified": "\(outcome.notModified)",
                 ].merging(source.logMetadata) { $1 })
-            if outcome.published { announceChange(store, before: validBefore, after: outcome.pins) }
             warnIfExpiring(store, pins: outcome.pins, now: now)
             return Report(
                 store: store.id, result: .ok, pins: outcome.pins.count, nextAttempt: outcome.nextUpdate,
@@ -110,7 +116,7 @@ public struct StoreUpdater: Sendable {
                 nextAttempt: now)
         } catch {
             if case .file = source {
-                return rejectedImport(store, error, from: source, pins: validBefore.count, previous: previous, memory: memory, now: now)
+                return rejectedImport(store, error, from: source, pins: validNow.count, previous: previous, memory: memory, now: now)
             }
             memory.lastResult = error.result
             memory.lastReason = error.reason
@@ -126,12 +132,12 @@ public struct StoreUpdater: Sendable {
                 "update failed",
                 metadata: [
                     "event": "\(event.rawValue)", "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)",
-                    "pins": "\(validBefore.count)", "next_update": "\(Timestamp.iso(retry))",
+                    "pins": "\(validNow.count)", "next_update": "\(Timestamp.iso(retry))",
                     "retry_in": "\(Units.describe(seconds: retry.saturatingSubtracting(now)))",
                 ])
-            warnIfExpiring(store, pins: validBefore, now: now)
+            warnIfExpiring(store, pins: validNow, now: now)
             return Report(
-                store: store.id, result: error.result, reason: error.reason, pins: validBefore.count,
+                store: store.id, result: error.result, reason: error.reason, pins: validNow.count,
                 nextAttempt: retry)
         }
     }
@@ -201,6 +207,16 @@ public struct StoreUpdater: Sendable {
             ])
     }
 
+    /// Authoritative: one warning per update that dropped pins the verified response no longer lists.
+    private func warnUnlisted(_ store: StoreConfig, dropped: Int, pins: Int) {
+        logger.warning(
+            "dropped pins the pinning service no longer lists",
+            metadata: [
+                "event": "\(LogEventID.pinsDropped.rawValue)", "store": "\(store.id)", "dropped": "\(dropped)", "pins": "\(pins)",
+                "cause": "unlisted",
+            ])
+    }
+
     private func remember(_ memory: StoreState, _ store: StoreConfig) {
         do {
             try state.save(memory, store: store.id)
@@ -227,7 +243,19 @@ public struct StoreUpdater: Sendable {
         var notModified: Bool
         /// A static list carried `depth` or `domainsConfig`, which were dropped.
         var ignoredUnsignedFields = false
+        /// Authoritative: valid pins dropped because the verified response no longer lists them.
+        var unlisted = 0
         var published: Bool { file != nil }
+
+        /// Only an authoritative store can end up without pins: the server's verified list named
+        /// none valid. The update publishes that and reports the store empty.
+        var emptyStore: UpdateFailure? {
+            guard pins.isEmpty else { return nil }
+            return UpdateFailure(
+                .storeEmpty,
+                "the verified list names no unexpired pin and the store is authoritative: "
+                    + (unlisted > 0 ? "its \(unlisted) pins were dropped" : "no pin is kept") + " and every validation answers empty")
+        }
     }
 
     private func fetchAndPublish(
@@ -279,7 +307,7 @@ public struct StoreUpdater: Sendable {
             let (list, signedBy) = try exchange.verifiedList(from: response, now: now)
             let merger = PinMerger(
                 mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
-                expectedCommonNames: store.expectedCommonNames)
+                expectedCommonNames: store.expectedCommonNames, authoritative: store.policy.authoritative)
             merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, responseKey: signedBy, now: now)
             warnAbout(merged, received: list, store: store)
             let keptPins = previous?.list.pins.filter { !$0.isExpired(at: now) }
@@ -302,7 +330,7 @@ public struct StoreUpdater: Sendable {
         return Plan(
             pins: merged.pins, file: file, nextUpdate: next, validators: validators,
             bodyDigest: digest ?? memory.bodyDigest, notModified: notModified,
-            ignoredUnsignedFields: merged.ignoredUnsignedFields)
+            ignoredUnsignedFields: merged.ignoredUnsignedFields, unlisted: merged.unlisted)
     }
 
     /// The response's `ETag` and `Last-Modified`, each only if it may be sent back as it is: an

@@ -83,6 +83,7 @@ public struct StoreUpdater: Sendable {
             if let lockFailure { throw UpdateFailure(.writeFailed, "\(lockFailure); the published file was left as it was") }
             if let refusal { throw refusal }
             let outcome = try await fetchAndPublish(store, from: source, previous: previous, memory: memory, now: now)
+            memory.listDigest = noteServedList(outcome.listDigest, previous: memory.listDigest, store: store)
             if outcome.unlisted > 0 { warnUnlisted(store, dropped: outcome.unlisted, pins: outcome.pins.count) }
             if outcome.published { announceChange(store, before: validBefore, after: outcome.pins) }
             if let empty = outcome.emptyStore {
@@ -245,6 +246,8 @@ public struct StoreUpdater: Sendable {
         var ignoredUnsignedFields = false
         /// Authoritative: valid pins dropped because the verified response no longer lists them.
         var unlisted = 0
+        /// `ListDigest` of the verified list; after a 304 or the same static body, the remembered one.
+        var listDigest: String?
         var published: Bool { file != nil }
 
         /// Only an authoritative store can end up without pins: the server's verified list named
@@ -293,7 +296,8 @@ public struct StoreUpdater: Sendable {
         let digest = store.mode == .static && response.status == 200 ? Self.hexDigest(response.body) : nil
         let notModified =
             (response.status == 304 && exchange.isConditional)
-            || (previous != nil && digest != nil && digest == memory.bodyDigest)
+            || (previous != nil && digest != nil && digest == memory.bodyDigest && memory.listDigest != nil)
+        var listDigest = memory.listDigest
         var validators = store.mode == .static ? keptValidators(of: response, store: store) : (nil, nil)
         if notModified, let previous {
             // Nothing changed on the server: no parsing, no verification, just re-publish.
@@ -309,6 +313,7 @@ public struct StoreUpdater: Sendable {
                 mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
                 expectedCommonNames: store.expectedCommonNames, authoritative: store.policy.authoritative)
             merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, responseKey: signedBy, now: now)
+            listDigest = servedDigest(list, store: store, now: now)
             warnAbout(merged, received: list, store: store)
             let keptPins = previous?.list.pins.filter { !$0.isExpired(at: now) }
             if !list.pins.isEmpty && merged.expiredReceived == list.pins.count && merged.pins == keptPins {
@@ -318,7 +323,7 @@ public struct StoreUpdater: Sendable {
                     catchingUp: Self.isCatchUp(previous, store: store, now: now))
                 return Plan(
                     pins: merged.pins, file: nil, nextUpdate: next, validators: validators, bodyDigest: digest,
-                    notModified: false, ignoredUnsignedFields: merged.ignoredUnsignedFields)
+                    notModified: false, ignoredUnsignedFields: merged.ignoredUnsignedFields, listDigest: listDigest)
             }
         }
         let next = NextUpdate.scheduled(
@@ -330,7 +335,7 @@ public struct StoreUpdater: Sendable {
         return Plan(
             pins: merged.pins, file: file, nextUpdate: next, validators: validators,
             bodyDigest: digest ?? memory.bodyDigest, notModified: notModified,
-            ignoredUnsignedFields: merged.ignoredUnsignedFields, unlisted: merged.unlisted)
+            ignoredUnsignedFields: merged.ignoredUnsignedFields, unlisted: merged.unlisted, listDigest: listDigest)
     }
 
     /// The response's `ETag` and `Last-Modified`, each only if it may be sent back as it is: an
@@ -351,7 +356,7 @@ public struct StoreUpdater: Sendable {
     }
 
     static func hexDigest(_ body: Data) -> String {
-        SHA256.digest(Array(body)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        ListDigest.hex(SHA256.digest(Array(body)))
     }
 
     /// A catch-up update: nothing valid was cached, or the update is later than planned by more

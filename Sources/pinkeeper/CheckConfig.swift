@@ -19,7 +19,9 @@ struct CheckConfig: ParsableCommand {
             let keys = store.publicKeys.count == 1 ? "1 key" : "\(store.publicKeys.count) keys"
             // Only the redacted form: check-config output ends up in tickets and chat.
             let proxy = store.policy.proxy == .environment ? "" : ", proxy \(store.policy.proxy.redacted)"
-            print("store \(store.id): \(store.mode.rawValue) \(store.url) (\(keys), every \(store.policy.periodicUpdateInterval)s\(proxy))")
+            let authoritative = store.policy.authoritative ? ", authoritative" : ""
+            print(
+                "store \(store.id): \(store.mode.rawValue) \(store.url) (\(keys), every \(store.policy.periodicUpdateInterval)s\(proxy)\(authoritative))")
             for target in store.probe.targets {
                 print("  probe \(target.id)\(target.connectTo.map { " via \($0)" } ?? "") every \(store.probe.interval)s")
             }

@@ -29,6 +29,7 @@ struct ReloadChangeTests {
         "retry_min": #"retry_min = "1m""#,
         "retry_max": #"retry_max = "2h""#,
         "proxy": #"proxy = """#,
+        "authoritative": "authoritative = true",
         "on_change": #"on_change = ["/bin/true"]"#,
         "hook_timeout": "hook_timeout = 9",
         "probe": #"probe = ["pay.example.com"]"#,

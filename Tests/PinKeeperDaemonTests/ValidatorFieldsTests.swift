@@ -65,8 +65,19 @@ struct ValidatorFieldsTests {
         var memory = StoreState()
         memory.etag = "W/\"v1\""
         memory.lastModified = "Sun, 06 Nov 1994 08:49:37 GMT"
+        memory.listDigest = String(repeating: "0", count: 64)
         let exchange = try ListExchange(store: Self.staticStore(), previous: Self.cached, memory: memory)
         #expect(exchange.request.headers == ["If-None-Match: W/\"v1\"", "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT"])
         #expect(exchange.isConditional)
+    }
+
+    /// Without a digest of the list a 304 stands for (an older version's state file), the request
+    /// is unconditional, so that the next response is verified and its digest recorded.
+    @Test func noValidatorsWithoutAListDigest() throws {
+        var memory = StoreState()
+        memory.etag = "W/\"v1\""
+        let exchange = try ListExchange(store: Self.staticStore(), previous: Self.cached, memory: memory)
+        #expect(exchange.request.headers.isEmpty)
+        #expect(!exchange.isConditional)
     }
 }

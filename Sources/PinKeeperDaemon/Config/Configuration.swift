@@ -33,6 +33,10 @@ public struct UpdatePolicy: Sendable, Equatable {
     public var retryMax: Int64 = 3_600
     /// Not a limit, but set in `[defaults]` and per store the same way.
     public var proxy: ProxySetting = .environment
+    /// `authoritative`: a verified challenge-mode response is the server's whole list, so the
+    /// pins it no longer names are dropped (false: Wultra's merge, pins leave only by expiring).
+    /// Counts for a reload: switched on, the store is fetched at once and the drop happens then.
+    public var authoritative = false
     /// `on_change`: the program (absolute path) and arguments run after a publish that changed the pins.
     @FetchNeutral public var onChange: [String]? = nil
     /// `hook_timeout`, seconds: then SIGTERM to the hook's process group, SIGKILL after a grace period.

@@ -3,7 +3,7 @@ enum PolicyKeys {
     static let all =
         [
             "periodic_update_interval", "expiration_update_threshold", "request_timeout",
-            "max_response_size", "retry_min", "retry_max", "proxy",
+            "max_response_size", "retry_min", "retry_max", "proxy", "authoritative",
         ] + HookKeys.all
 
     static func apply(_ table: TOMLTable, to base: UpdatePolicy, file: String, store: String?) throws(ConfigError) -> UpdatePolicy {
@@ -16,6 +16,10 @@ enum PolicyKeys {
         if let v = try read(NumericKeys.retryMax) { policy.retryMax = v }
         if let v = try read(NumericKeys.maxResponseSize) { policy.maxResponseSize = Int(v) }
         if let v = try proxy(table, file: file, store: store) { policy.proxy = v }
+        if let raw = table["authoritative"] {
+            guard let flag = raw.bool else { throw ConfigError(file: file, store: store, key: "authoritative", "must be true or false") }
+            policy.authoritative = flag
+        }
         try HookKeys.apply(table, to: &policy, file: file, store: store)
         if policy.retryMax < policy.retryMin {
             throw ConfigError(file: file, store: store, key: "retry_max", "must not be shorter than retry_min")

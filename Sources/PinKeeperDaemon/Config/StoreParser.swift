@@ -26,6 +26,14 @@ struct StoreParser {
         guard let mode = ListMode(rawValue: modeText) else {
             throw error("mode", "must be \"challenge\" or \"static\", not \"\(modeText)\"")
         }
+        if mode == .static && policy.authoritative {
+            // Anyone who can serve the URL can replay an older static list, which would then remove newer pins.
+            let origin = table["authoritative"] == nil ? " (inherited from [defaults]; set authoritative = false here)" : ""
+            throw error(
+                "authoritative",
+                "needs mode = \"challenge\"\(origin): a static list is not signed over a fresh challenge, "
+                    + "so a replayed older list would remove newer pins")
+        }
         let fallback = try readablePath("fallback_file")
         if let fallback { try checkFallback(fallback) }
         var store = StoreConfig(

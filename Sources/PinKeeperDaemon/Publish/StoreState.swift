@@ -18,6 +18,9 @@ public struct StoreState: Codable, Sendable, Equatable {
     public var lastModified: String?
     /// SHA-256 (hex) of the last verified static list: the same body again is handled like a 304.
     public var bodyDigest: String?
+    /// `ListDigest` of the last verified list: what the pinning service served, for `status`
+    /// and the metrics. Kept when validators are forgotten: it still says what was served.
+    public var listDigest: String?
 
     public init() {}
 

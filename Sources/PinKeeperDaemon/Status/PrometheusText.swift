@@ -2,7 +2,8 @@
 /// `pinkeeper status --format prometheus` prints and the daemon writes to `metrics_file` for
 /// node_exporter's textfile collector. Every family has HELP and TYPE lines and all of its
 /// samples together; unknown timestamps are 0 so that "older than" alerts fire on them. The next
-/// update and the failure count of a store whose state file cannot be read have no sample.
+/// update and the failure count of a store whose state file cannot be read have no sample, nor
+/// has the list digest of a store that has none yet.
 extension StatusReport {
     public func prometheus() -> String {
         var out = ""
@@ -48,6 +49,10 @@ extension StatusReport {
         family(
             "pinkeeper_store_consecutive_failures", "Failed update attempts since the last success.",
             perStore { $0.consecutiveFailures.map(Int64.init) })
+        family(
+            "pinkeeper_store_list_info",
+            "1, with the digest of the last verified list the pinning service served (hosts served the same list agree).",
+            stores.compactMap { store in store.listDigest.map { ([("store", store.store), ("digest", $0)], 1) } })
         return out + probePrometheus()
     }
 

@@ -22,6 +22,7 @@ extension StatusReport {
                 ("lastReason", store.lastReason.map(Self.string) ?? "null"),
                 ("consecutiveFailures", store.consecutiveFailures.map { "\($0)" } ?? "null"),
                 ("nextUpdate", Self.number(store.nextUpdate)),
+                ("listDigest", store.listDigest.map(Self.string) ?? "null"),
                 ("cacheFile", Self.string(store.cacheFile)),
                 ("problems", "[" + store.problems.map(Self.string).joined(separator: ", ") + "]"),
             ]

@@ -27,6 +27,10 @@ public struct StoreStatus: Sendable, Equatable {
     public var cacheFile: String
     /// Files that could not be used (corrupt cache, unreadable fallback or state), one sentence each.
     public var problems: [String]
+    /// `ListDigest` of the last verified list (state file); nil before one, or when unknown.
+    public var listDigest: String? = nil
+    /// `authoritative = true`: an empty store may be what the server's list said.
+    public var authoritative = false
 }
 
 /// Every selected store's status at one moment, and what `pinkeeper status` exits with.
@@ -97,7 +101,8 @@ public struct StatusReport: Sendable, Equatable {
             lastSuccess: lastSuccess, lastAttempt: state.lastAttempt, lastResult: state.lastResult,
             lastReason: state.lastReason, consecutiveFailures: stateKnown ? state.consecutiveFailures : nil,
             nextUpdate: stateKnown ? DueTime.of(cache: cache, state: state, policy: store.policy, now: now) : nil,
-            cacheFile: path, problems: problems)
+            cacheFile: path, problems: problems, listDigest: state.listDigest.flatMap { ListDigest.isWellFormed($0) ? $0 : nil },
+            authoritative: store.policy.authoritative)
     }
 
     /// PRODUCT.md §2: 0 all fresh; 1 some failing, stale or unknown but every store has valid

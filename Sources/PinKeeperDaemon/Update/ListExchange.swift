@@ -25,9 +25,10 @@ struct ListExchange {
             challenge = Data(bytes).base64EncodedString()
             headers.append("\(Self.challengeHeader): \(challenge!)")
         case .static:
-            // Conditional only when there is something valid to fall back on if the server says 304.
+            // Conditional only when there is something valid to fall back on if the server says 304,
+            // and a digest of the list it stands for (a state file of an older version has none).
             // A validator that is no valid header value (an older or edited state file) is not sent.
-            if previous != nil {
+            if previous != nil && memory.listDigest != nil {
                 if let etag = memory.etag, ValidatorFields.isValidETag(etag) {
                     headers.append("If-None-Match: \(etag)")
                     conditional = true

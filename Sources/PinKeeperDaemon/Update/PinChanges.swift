@@ -10,7 +10,8 @@ public struct PinChanges: Sendable, Equatable {
     /// Pins of the published file that go because they have expired.
     public var expired = 0
     /// Unexpired pins of the published file that go: no configured key vouches for them any more
-    /// (a removed key, or challenge pins of an older pinkeeper that a verified response did not list).
+    /// (a removed key, or challenge pins of an older pinkeeper that a verified response did not
+    /// list), or an authoritative store's verified response no longer lists them.
     public var dropped = 0
 
     public init(published: [Pin], after: [Pin], now: Int64) {

@@ -7,15 +7,21 @@ import PinKeeper
 /// Every pin that comes out records the configured key that verified it (`Pin.key`), and a
 /// cached pin carries over only when its key is still configured (`CachedPins` re-verifies
 /// static pins beforehand). A static list's unsigned `depth` and `domainsConfig` are dropped.
+///
+/// `authoritative` (challenge mode only, `authoritative = true`): the response, signed over a
+/// fresh challenge, is the server's whole current list, so a cached pin carries over only if
+/// the response lists it again, and a list with nothing valid leaves the store empty.
 public struct PinMerger: Sendable {
     public var mode: ListMode
     public var verifier: SignatureVerifier
     public var expectedCommonNames: [String]?
+    public var authoritative: Bool
 
-    public init(mode: ListMode, verifier: SignatureVerifier, expectedCommonNames: [String]? = nil) {
+    public init(mode: ListMode, verifier: SignatureVerifier, expectedCommonNames: [String]? = nil, authoritative: Bool = false) {
         self.mode = mode
         self.verifier = verifier
         self.expectedCommonNames = expectedCommonNames
+        self.authoritative = authoritative && mode == .challenge  // a static list may be a replay
     }
 
     public struct Outcome: Sendable, Equatable {
@@ -29,6 +35,8 @@ public struct PinMerger: Sendable {
         public var unexpectedNames: [String]
         /// A static list carried `domainsConfig` or a `depth`, which its signatures do not cover.
         public var ignoredUnsignedFields = false
+        /// Authoritative: unexpired cached pins that the response no longer lists.
+        public var unlisted = 0
     }
 
     /// `responseKey`: challenge mode, the key that verified the response signature.
@@ -38,6 +46,13 @@ public struct PinMerger: Sendable {
     ) throws(UpdateFailure) -> Outcome {
         let configured = Set(verifier.keys.map(\.id))
         var merged = cached.filter { !$0.isExpired(at: now) && $0.key.map(configured.contains) == true }
+        var unlisted = 0
+        if authoritative {
+            let listed = Set(received.pins.lazy.filter { !$0.isExpired(at: now) }.map(\.identity))
+            let valid = Set(cached.lazy.filter { !$0.isExpired(at: now) }.map(\.identity))
+            unlisted = valid.subtracting(listed).count
+            merged.removeAll { !listed.contains($0.identity) }
+        }
         var known = Set(merged.map(\.identity))
         var fresh: [Pin] = []
         var expired = 0
@@ -60,7 +75,8 @@ public struct PinMerger: Sendable {
         }
         merged += fresh
         merged.sort(by: Pin.publishedOrder)
-        guard !merged.isEmpty else {
+        // Wultra keeps what it had rather than publish nothing; the server's whole list may be empty.
+        guard !merged.isEmpty || authoritative else {
             let why = received.pins.isEmpty ? "the list is empty" : "every entry in the list has expired"
             throw UpdateFailure(.storeEmpty, "\(why) and no cached pin is still valid")
         }
@@ -70,7 +86,8 @@ public struct PinMerger: Sendable {
             pins: merged, domainsConfig: domainsConfig, added: fresh.count, expiredReceived: expired,
             unexpectedNames: unexpected,
             ignoredUnsignedFields: mode == .static
-                && (received.domainsConfig != nil || received.pins.contains { $0.depth != 0 }))
+                && (received.domainsConfig != nil || received.pins.contains { $0.depth != 0 }),
+            unlisted: unlisted)
     }
 
     /// Every new static entry must carry a valid signature; checked on all cores, then reported

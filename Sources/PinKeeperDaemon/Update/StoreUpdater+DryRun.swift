@@ -35,22 +35,33 @@ extension StoreUpdater {
             if let refusal { throw refusal }
             let plan = try await plan(store, from: .server, previous: reconciled, memory: memory, now: now)
             let after = plan.file?.list.pins ?? reconciled?.list.pins ?? []
-            return Preview(
+            var preview = Preview(
                 store: store.id, result: .ok, pins: plan.pins.count, nextAttempt: plan.nextUpdate,
                 changes: PinChanges(published: published, after: after, now: now),
                 ignoredUnsignedFields: plan.ignoredUnsignedFields || cachedUnsigned)
+            if let empty = plan.emptyStore {
+                // An authoritative store the server emptied: published so, then retried like a failure.
+                (preview.result, preview.reason) = (empty.result, empty.reason)
+                preview.nextAttempt = retryAt(after: memory, regularUpdate: reconciled?.metadata.nextUpdate, store: store, now: now)
+            }
+            return preview
         } catch {
             // A failed update still publishes the reconciled file (except over a newer format).
             let after = refusal == nil ? reconciled?.list.pins ?? [] : published
-            let retry = Backoff.retryAt(
-                now: now, failures: memory.consecutiveFailures == Int.max ? Int.max : memory.consecutiveFailures + 1, policy: store.policy,
-                retryAfter: error.retryAfter, regularUpdate: reconciled?.metadata.nextUpdate,
-                random: random)
+            let retry = retryAt(
+                after: memory, retryAfter: error.retryAfter, regularUpdate: reconciled?.metadata.nextUpdate, store: store, now: now)
             return Preview(
                 store: store.id, result: error.result, reason: error.reason,
                 pins: after.filter { !$0.isExpired(at: now) }.count, nextAttempt: retry,
                 changes: PinChanges(published: published, after: after, now: now),
                 ignoredUnsignedFields: refusal == nil && cachedUnsigned)
         }
+    }
+
+    /// When the update this preview describes would be retried: one more failure than recorded.
+    private func retryAt(after memory: StoreState, retryAfter: Int64? = nil, regularUpdate: Int64?, store: StoreConfig, now: Int64) -> Int64 {
+        Backoff.retryAt(
+            now: now, failures: memory.consecutiveFailures == Int.max ? Int.max : memory.consecutiveFailures + 1, policy: store.policy,
+            retryAfter: retryAfter, regularUpdate: regularUpdate, random: random)
     }
 }

@@ -54,7 +54,7 @@ extension StoreUpdater {
                 metadata: [
                     "event": "\(LogEventID.pinsDropped.rawValue)", "store": "\(store.id)", "dropped": "\(result.dropped)",
                     "pins": "\(result.file.list.pins.filter { !$0.isExpired(at: now) }.count)", "domains_config_dropped": "\(result.droppedDomainsConfig)",
-                    "fetch": result.fetchNow ? "now" : "as scheduled",
+                    "fetch": result.fetchNow ? "now" : "as scheduled", "cause": "key-removed",
                 ])
         }
         if result.unconfirmed > 0 || result.unconfirmedDomainsConfig {

@@ -76,12 +76,20 @@ public struct StoreUpdater: Sendable {
         var memory = await BlockingWork.run { [state] in state.load(store: store.id) }
         if reconciled { memory.forgetValidators() }  // already on disk, unless that save failed
         let validBefore = previous?.list.pins.filter { !$0.isExpired(at: now) } ?? []
+        var validNow = validBefore
 
         memory.lastAttempt = now
         do throws(UpdateFailure) {
             if let lockFailure { throw UpdateFailure(.writeFailed, "\(lockFailure); the published file was left as it was") }
             if let refusal { throw refusal }
             let outcome = try await fetchAndPublish(store, from: source, previous: previous, memory: memory, now: now)
+            memory.listDigest = noteServedList(outcome.listDigest, previous: memory.listDigest, store: store)
+            if outcome.unlisted > 0 { warnUnlisted(store, dropped: outcome.unlisted, pins: outcome.pins.count) }
+            if outcome.published { announceChange(store, before: validBefore, after: outcome.pins) }
+            if let empty = outcome.emptyStore {
+                validNow = []  // published: readers answer empty, as the server's list says
+                throw empty
+            }
             memory.lastResult = .ok
             memory.lastReason = nil
             memory.lastSuccess = now
@@ -97,7 +105,6 @@ public struct StoreUpdater: Sendable {
                     "event": "\(LogEventID.updateSucceeded.rawValue)", "store": "\(store.id)", "result": "ok", "pins": "\(outcome.pins.count)",
                     "next_update": "\(Timestamp.iso(outcome.nextUpdate))", "not_modified": "\(outcome.notModified)",
                 ].merging(source.logMetadata) { $1 })
-            if outcome.published { announceChange(store, before: validBefore, after: outcome.pins) }
             warnIfExpiring(store, pins: outcome.pins, now: now)
             return Report(
                 store: store.id, result: .ok, pins: outcome.pins.count, nextAttempt: outcome.nextUpdate,
@@ -110,7 +117,7 @@ public struct StoreUpdater: Sendable {
                 nextAttempt: now)
         } catch {
             if case .file = source {
-                return rejectedImport(store, error, from: source, pins: validBefore.count, previous: previous, memory: memory, now: now)
+                return rejectedImport(store, error, from: source, pins: validNow.count, previous: previous, memory: memory, now: now)
             }
             memory.lastResult = error.result
             memory.lastReason = error.reason
@@ -126,12 +133,12 @@ public struct StoreUpdater: Sendable {
                 "update failed",
                 metadata: [
                     "event": "\(event.rawValue)", "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)",
-                    "pins": "\(validBefore.count)", "next_update": "\(Timestamp.iso(retry))",
+                    "pins": "\(validNow.count)", "next_update": "\(Timestamp.iso(retry))",
                     "retry_in": "\(Units.describe(seconds: retry.saturatingSubtracting(now)))",
                 ])
-            warnIfExpiring(store, pins: validBefore, now: now)
+            warnIfExpiring(store, pins: validNow, now: now)
             return Report(
-                store: store.id, result: error.result, reason: error.reason, pins: validBefore.count,
+                store: store.id, result: error.result, reason: error.reason, pins: validNow.count,
                 nextAttempt: retry)
         }
     }
@@ -201,6 +208,16 @@ public struct StoreUpdater: Sendable {
             ])
     }
 
+    /// Authoritative: one warning per update that dropped pins the verified response no longer lists.
+    private func warnUnlisted(_ store: StoreConfig, dropped: Int, pins: Int) {
+        logger.warning(
+            "dropped pins the pinning service no longer lists",
+            metadata: [
+                "event": "\(LogEventID.pinsDropped.rawValue)", "store": "\(store.id)", "dropped": "\(dropped)", "pins": "\(pins)",
+                "cause": "unlisted",
+            ])
+    }
+
     private func remember(_ memory: StoreState, _ store: StoreConfig) {
         do {
             try state.save(memory, store: store.id)
@@ -227,7 +244,21 @@ public struct StoreUpdater: Sendable {
         var notModified: Bool
         /// A static list carried `depth` or `domainsConfig`, which were dropped.
         var ignoredUnsignedFields = false
+        /// Authoritative: valid pins dropped because the verified response no longer lists them.
+        var unlisted = 0
+        /// `ListDigest` of the verified list; after a 304 or the same static body, the remembered one.
+        var listDigest: String?
         var published: Bool { file != nil }
+
+        /// Only an authoritative store can end up without pins: the server's verified list named
+        /// none valid. The update publishes that and reports the store empty.
+        var emptyStore: UpdateFailure? {
+            guard pins.isEmpty else { return nil }
+            return UpdateFailure(
+                .storeEmpty,
+                "the verified list names no unexpired pin and the store is authoritative: "
+                    + (unlisted > 0 ? "its \(unlisted) pins were dropped" : "no pin is kept") + " and every validation answers empty")
+        }
     }
 
     private func fetchAndPublish(
@@ -265,7 +296,8 @@ public struct StoreUpdater: Sendable {
         let digest = store.mode == .static && response.status == 200 ? Self.hexDigest(response.body) : nil
         let notModified =
             (response.status == 304 && exchange.isConditional)
-            || (previous != nil && digest != nil && digest == memory.bodyDigest)
+            || (previous != nil && digest != nil && digest == memory.bodyDigest && memory.listDigest != nil)
+        var listDigest = memory.listDigest
         var validators = store.mode == .static ? keptValidators(of: response, store: store) : (nil, nil)
         if notModified, let previous {
             // Nothing changed on the server: no parsing, no verification, just re-publish.
@@ -279,8 +311,9 @@ public struct StoreUpdater: Sendable {
             let (list, signedBy) = try exchange.verifiedList(from: response, now: now)
             let merger = PinMerger(
                 mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
-                expectedCommonNames: store.expectedCommonNames)
+                expectedCommonNames: store.expectedCommonNames, authoritative: store.policy.authoritative)
             merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, responseKey: signedBy, now: now)
+            listDigest = servedDigest(list, store: store, now: now)
             warnAbout(merged, received: list, store: store)
             let keptPins = previous?.list.pins.filter { !$0.isExpired(at: now) }
             if !list.pins.isEmpty && merged.expiredReceived == list.pins.count && merged.pins == keptPins {
@@ -290,7 +323,7 @@ public struct StoreUpdater: Sendable {
                     catchingUp: Self.isCatchUp(previous, store: store, now: now))
                 return Plan(
                     pins: merged.pins, file: nil, nextUpdate: next, validators: validators, bodyDigest: digest,
-                    notModified: false, ignoredUnsignedFields: merged.ignoredUnsignedFields)
+                    notModified: false, ignoredUnsignedFields: merged.ignoredUnsignedFields, listDigest: listDigest)
             }
         }
         let next = NextUpdate.scheduled(
@@ -302,7 +335,7 @@ public struct StoreUpdater: Sendable {
         return Plan(
             pins: merged.pins, file: file, nextUpdate: next, validators: validators,
             bodyDigest: digest ?? memory.bodyDigest, notModified: notModified,
-            ignoredUnsignedFields: merged.ignoredUnsignedFields)
+            ignoredUnsignedFields: merged.ignoredUnsignedFields, unlisted: merged.unlisted, listDigest: listDigest)
     }
 
     /// The response's `ETag` and `Last-Modified`, each only if it may be sent back as it is: an
@@ -323,7 +356,7 @@ public struct StoreUpdater: Sendable {
     }
 
     static func hexDigest(_ body: Data) -> String {
-        SHA256.digest(Array(body)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        ListDigest.hex(SHA256.digest(Array(body)))
     }
 
     /// A catch-up update: nothing valid was cached, or the update is later than planned by more

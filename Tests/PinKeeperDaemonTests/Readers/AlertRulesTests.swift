@@ -9,7 +9,9 @@ import Testing
 @Suite("Alert rules: names match the metrics")
 struct AlertRulesTests {
     static let directory = TestEnvironment.packageRoot.appendingPathComponent("packaging/prometheus")
-    static let files = ["pinkeeper.rules.yml", "pinkeeper.rules.test.yml", "pinkeeper.rules.days.test.yml"]
+    static let files = [
+        "pinkeeper.rules.yml", "pinkeeper.rules.test.yml", "pinkeeper.rules.days.test.yml", "pinkeeper.rules.split-view.test.yml",
+    ]
 
     static func text(_ file: String) throws -> String {
         try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)

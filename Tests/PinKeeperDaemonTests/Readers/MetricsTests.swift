@@ -12,6 +12,7 @@ struct MetricsTests {
         "pinkeeper_store_earliest_expiry_timestamp_seconds", "pinkeeper_store_last_success_timestamp_seconds",
         "pinkeeper_store_last_attempt_timestamp_seconds", "pinkeeper_store_last_attempt_result",
         "pinkeeper_store_next_update_timestamp_seconds", "pinkeeper_store_consecutive_failures",
+        "pinkeeper_store_list_info",
     ]
 
     static let report = StatusReport(
@@ -21,7 +22,8 @@ struct MetricsTests {
                 store: "alpha", health: .fresh, pins: 3, fallbackPins: 1, earliestExpiry: 1_800_000_000,
                 earliestExpiryName: "api.example.com", updated: 1_699_990_000, lastSuccess: 1_699_990_000,
                 lastAttempt: 1_699_990_000, lastResult: .ok, lastReason: nil, consecutiveFailures: 0,
-                nextUpdate: 1_700_500_000, cacheFile: "/var/cache/pinkeeper/alpha.json", problems: []),
+                nextUpdate: 1_700_500_000, cacheFile: "/var/cache/pinkeeper/alpha.json", problems: [],
+                listDigest: String(repeating: "ab", count: 32)),
             StoreStatus(
                 store: "beta", health: .empty, pins: 0, fallbackPins: 0, earliestExpiry: nil, earliestExpiryName: nil,
                 updated: nil, lastSuccess: nil, lastAttempt: 1_699_999_000, lastResult: .networkError,
@@ -83,6 +85,8 @@ struct MetricsTests {
         #expect(families["pinkeeper_store_pins"]?.samples == ["store=\"alpha\"": 3, "store=\"beta\"": 0])
         #expect(families["pinkeeper_store_fallback_pins"]?.samples["store=\"alpha\""] == 1)
         #expect(families["pinkeeper_store_consecutive_failures"]?.samples["store=\"beta\""] == 2)
+        // Only a store with a digest has a list sample (beta has never been served a list).
+        #expect(families["pinkeeper_store_list_info"]?.samples == ["store=\"alpha\",digest=\"\(String(repeating: "ab", count: 32))\"": 1])
     }
 
     @Test("values: timestamps in Unix seconds, 0 when unknown; one health and one result set to 1 per store")

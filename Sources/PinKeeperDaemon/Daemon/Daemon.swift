@@ -108,7 +108,7 @@ private struct Loop {
             // READY also waits for a removed key's pins to leave the file.
             if (!hasPins && dueAt <= now) || reconcile { urgent.append(store) }
         }
-        logger.info("pinkeeper started", metadata: ["stores": "\(config.stores.count)", "cache_directory": "\(config.cacheDirectory)"])
+        logger.info("pinkeeper started", metadata: ["version": "\(PinKeeperVersion.string)", "stores": "\(config.stores.count)", "cache_directory": "\(config.cacheDirectory)"])
         // READY waits for one attempt at every store that has nothing valid to offer readers.
         if urgent.isEmpty { becomeReady() } else { startPass(urgent) }
 

@@ -97,7 +97,7 @@ struct AuthoritativeTests {
 
         let update = pinkeeper(["update", "--config", config, "--force"])
         #expect(update.status == 0, "\(update.stderr)")
-        #expect(update.stderr.contains("warning: dropped pins the pinning service no longer lists"), "\(update.stderr)")
+        #expect(LogfmtLine.all(update.stderr).contains { $0.is("warning", "dropped pins the pinning service no longer lists") }, "\(update.stderr)")
         #expect(hook.runs.count == 2 && hook.runs.last?["pins"] == "2")
 
         func validate(_ name: String, _ byte: UInt8) -> ChildProcess.Result {

@@ -128,7 +128,7 @@ struct ServedListTests {
         let config = try sandbox.writeConfig([("s", server.url("s"), "challenge")])
         let update = ChildProcess.run(TestEnvironment.binary, ["update", "--config", config], timeout: 30)
         #expect(update.status == 0, "\(update.stderr)")
-        #expect(update.stderr.contains("notice: the pinning service served a different list"), "\(update.stderr)")
+        #expect(LogfmtLine.all(update.stderr).contains { $0.is("notice", "the pinning service served a different list") }, "\(update.stderr)")
         let expected = try python(body)
 
         let json = ChildProcess.run(TestEnvironment.binary, ["status", "--config", config, "--json"], timeout: 30)

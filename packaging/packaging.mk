@@ -156,7 +156,7 @@ deb: packaging-deps
 	cd $(PK_DEBOUT)/pinkeeper-$(PK_VERSION) && \
 	  env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PINKEEPER_TOPDIR=$(PK_TOP) \
 	  dpkg-buildpackage --build=binary --no-sign
-	lintian --fail-on error $(PK_DEBOUT)/pinkeeper_$(PK_VERSION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb
+	lintian --fail-on error,warning $(PK_DEBOUT)/pinkeeper_$(PK_VERSION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb
 	@echo "built $(PK_DEBOUT)/pinkeeper_$(PK_VERSION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb"
 
 endif

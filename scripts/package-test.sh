@@ -21,6 +21,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 top=$(pwd -P)
 # shellcheck source=scripts/nspawn.sh
 source scripts/nspawn.sh
+# shellcheck source=scripts/package-test-steps.sh
+source scripts/package-test-steps.sh
 
 work=$top/.build/package-test
 root=$work/root
@@ -49,9 +51,6 @@ cp "$deb" "$logs/" || die "cannot copy $deb"
 deb=$logs/$(basename "$deb")
 dpkg-deb --contents "$deb" >/dev/null 2>&1 || die "$deb is not a complete package (still being built?)"
 
-show() { in_container systemctl show pinkeeper --value -p "$1" 2>/dev/null; }
-one_line() { tr '\n' ' ' <"$1" | sed 's/  */ /g; s/ $//'; }
-
 # ------------------------------------------------------------------ 1. a clean root
 step "host tools and a fresh copy of the cached Debian 12 root"
 scripts/install-container-deps.sh || die "could not install the host tools"
@@ -60,19 +59,8 @@ check_info "package $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version) 
 
 # ------------------------------------------------------------------ 2. install, systemd not running
 step "apt-get install the .deb, chrooted, systemd not running"
-cp "$deb" "$root/var/tmp/"
-pkg=/var/tmp/$(basename "$deb")
-[[ -e $root/run/systemd/system ]] && die "the root looks booted (/run/systemd/system exists)"
-in_root "$root" apt-get install -y "$pkg" >"$logs/install.log" 2>&1
+install_chrooted "$deb" "$logs/install.log"
 rc=$?
-if ((rc != 0)) && grep -qE 'Unable to fetch|Failed to fetch|has no installation candidate|404' "$logs/install.log"; then
-    # The root's package lists are older than the mirror: refresh them and try again.
-    echo "the root's package lists are stale: apt-get update, then again"
-    in_root "$root" apt-get update -qq >>"$logs/install.log" 2>&1
-    in_root "$root" apt-get install -y "$pkg" >>"$logs/install.log" 2>&1
-    rc=$?
-fi
-sed -n '/^Unpacking pinkeeper\|^Setting up\|^Selecting previously\|^Created symlink\|^Creating\|[Ww]arning\|[Ee]rror/p' "$logs/install.log" | sed 's/^/      | /'
 if ((rc == 0)); then
     check_pass install "apt-get install exited 0 with systemd not running"
 else
@@ -162,14 +150,12 @@ if [[ $at_boot == active/running ]]; then
     check_pass started-at-boot "active (running) after boot; StatusText=$(show StatusText)"
 else
     check_fail started-at-boot "after boot: $at_boot, Result=$(show Result)"
-    in_container journalctl -u pinkeeper --no-pager -o cat -n 10 2>/dev/null | sed 's/^/      | /'
+    journal_tail 10
 fi
 
 # ------------------------------------------------------------------ 4. a store, restart
 step "a stores.d drop-in for the fixture service, systemctl restart pinkeeper"
-install -m 0644 "$FIXTURE_CA/ca.pem" "$root/etc/pinkeeper/test-ca.pem"
-fixture_store_toml "$store" "app/init?appName=$store" challenge /etc/pinkeeper/test-ca.pem \
-    >"$root/etc/pinkeeper/stores.d/$store.toml"
+add_fixture_store "$store"
 t0=$(date +%s%N)
 in_container systemctl restart pinkeeper >"$logs/restart.log" 2>&1
 rc=$?
@@ -181,7 +167,7 @@ ready_after=$((($(show ActiveEnterTimestampMonotonic) - $(show ExecMainStartTime
 status_text=$(show StatusText)
 if ((rc != 0)); then
     check_fail restart "systemctl restart exited $rc: $(one_line "$logs/restart.log")"
-    in_container journalctl -u pinkeeper --no-pager -o cat -n 10 2>/dev/null | sed 's/^/      | /'
+    journal_tail 10
 elif [[ $active != active/running ]]; then
     check_fail restart "after restart: $active"
 elif ((ready_after < delay * 1000 - 100)) || [[ $cache_at_return != yes ]]; then
@@ -210,7 +196,7 @@ if in_container systemctl reload pinkeeper >"$logs/reload.log" 2>&1 &&
     check_pass reload "systemctl reload completed; still active as PID $pid_before"
 else
     check_fail reload "systemctl reload: $(one_line "$logs/reload.log"); now $(show ActiveState), MainPID $(show MainPID)"
-    in_container journalctl -u pinkeeper --no-pager -o cat -n 4 2>/dev/null | sed 's/^/      | /'
+    journal_tail 4
 fi
 
 in_container journalctl -u pinkeeper "PINKEEPER_STORE=$store" PINKEEPER_RESULT=ok -o json --no-pager >"$logs/journal-$store.json" 2>&1
@@ -223,45 +209,7 @@ fi
 
 # ------------------------------------------------------------------ 5. purge
 step "apt-get purge pinkeeper (booted)"
-cache_sum=$(sha256sum <"$root$cache" 2>/dev/null | cut -d' ' -f1)
-in_container apt-get purge -y pinkeeper >"$logs/purge.log" 2>&1
-rc=$?
-sed -n '/^Removing\|^Purging\|[Ww]arning\|[Ee]rror/p' "$logs/purge.log" | sed 's/^/      | /'
-if ((rc != 0)); then
-    check_fail purge "apt-get purge exited $rc: $(tail -n 3 "$logs/purge.log" | tr '\n' ' ')"
-else
-    if status=$(in_container dpkg-query -W -f='${db:Status-Abbrev}' pinkeeper 2>/dev/null); then
-        status="dpkg status now '${status% }'"
-    else
-        status="dpkg no longer knows the package"
-    fi
-    check_pass purge "apt-get purge exited 0; $status"
-fi
-
-left=''
-while read -r p; do  # the package's own files (directories may be shared)
-    [[ -n $p ]] || continue
-    in_container test -d "$p" && continue
-    in_container test -e "$p" && left+="$p "
-done <"$logs/dpkg-L.txt"
-for p in /etc/pinkeeper /var/lib/pinkeeper /etc/systemd/system/multi-user.target.wants/pinkeeper.service; do
-    in_container test -e "$p" && left+="$p "
-done
-unit_state="$(show LoadState) $(show ActiveState)"
-if [[ -n $left ]]; then
-    check_fail purge-removes "still there after purge: $left"
-elif [[ $unit_state != "not-found inactive" ]]; then
-    check_fail purge-removes "pinkeeper.service after purge: LoadState/ActiveState $unit_state, expected not-found inactive"
-else
-    check_pass purge-removes "every packaged file, /etc/pinkeeper (with the added drop-in and CA), /var/lib/pinkeeper and the enablement link are gone; the service is stopped and $unit_state"
-fi
-
-if [[ -n $cache_sum && $(sha256sum <"$root$cache" 2>/dev/null | cut -d' ' -f1) == "$cache_sum" ]]; then
-    check_pass purge-keeps-cache "$cache kept, byte for byte"
-else
-    check_fail purge-keeps-cache "$cache is gone or changed after purge"
-fi
-check_info "after purge, user: $(in_container getent passwd pinkeeper || echo 'removed')"
+purge_and_check "$logs/dpkg-L.txt" "$cache"
 
 # ------------------------------------------------------------------ done
 step "power off"

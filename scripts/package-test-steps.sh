@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# Steps of scripts/package-test.sh that more than one case takes: installing a .deb in a root
-# that is not booted, adding the fixture store, purging the package in the booted container with
-# its checks. Sourced after scripts/nspawn.sh; not a program. They
+# Steps both cases of scripts/package-test.sh take (a fresh install, an upgrade): installing a
+# .deb in a root that is not booted, adding the fixture store, removing or purging the package in
+# the booted container with their checks. Sourced after scripts/nspawn.sh; not a program. They
 # act on the scratch root $root, write their logs to $logs and print PASS/FAIL lines.
 
 show() { in_container systemctl show pinkeeper --value -p "$1" 2>/dev/null; }
@@ -46,6 +46,55 @@ package_status() {
         echo "dpkg status '${status%% *}' ${status##* }"
     else
         echo "dpkg no longer knows the package"
+    fi
+}
+
+# remove_and_check CACHE KEPT...: `apt-get remove pinkeeper` in the booted container. The service
+# must stop and the program and unit go; CACHE and every KEPT path (configuration, state) stay
+# byte for byte, and so does the user.
+remove_and_check() {
+    local cache=$1 rc p left='' changed='' sums=()
+    shift
+    for p in "$cache" "$@"; do sums+=("$(root_sum "$p")"); done
+    in_container apt-get remove -y pinkeeper >"$logs/remove.log" 2>&1
+    rc=$?
+    sed -n '/^Removing\|[Ww]arning\|[Ee]rror/p' "$logs/remove.log" | sed 's/^/      | /'
+    if ((rc != 0)); then
+        check_fail remove "apt-get remove exited $rc: $(tail -n 3 "$logs/remove.log" | tr '\n' ' ')"
+        return
+    fi
+    local state
+    state=$(package_status)
+    if [[ $state != "dpkg status 'rc'"* ]]; then
+        check_fail remove "apt-get remove exited 0 but $state, expected rc (removed, configuration kept)"
+    else
+        check_pass remove "apt-get remove exited 0; $state"
+    fi
+
+    for p in /usr/bin/pinkeeper /lib/systemd/system/pinkeeper.service; do
+        in_container test -e "$p" && left+="$p "
+    done
+    local unit_state
+    unit_state="$(show LoadState) $(show ActiveState)"
+    if [[ -n $left ]]; then
+        check_fail remove-stops "still there after remove: $left"
+    elif [[ $unit_state != "not-found inactive" ]]; then
+        check_fail remove-stops "pinkeeper.service after remove: LoadState/ActiveState $unit_state, expected not-found inactive"
+    else
+        check_pass remove-stops "the service is stopped and $unit_state; the program and the unit are gone"
+    fi
+
+    local i=0
+    for p in "$cache" "$@"; do
+        [[ -n ${sums[i]} && $(root_sum "$p") == "${sums[i]}" ]] || changed+="$p "
+        i=$((i + 1))
+    done
+    if [[ -n $changed ]]; then
+        check_fail remove-keeps "gone or changed after remove: $changed"
+    elif ! in_container getent passwd pinkeeper >/dev/null; then
+        check_fail remove-keeps "the pinkeeper user is gone after remove"
+    else
+        check_pass remove-keeps "kept byte for byte: $cache $*; the pinkeeper user is kept"
     fi
 }
 

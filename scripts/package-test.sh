@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make package-test`: the Debian package on a fresh minimal Debian 12 (issue 6 part 5).
+# `make package-test`: the Debian package on a fresh minimal Debian 12 (issue 6 part 5), then
+# an upgrade to it (issue 22).
 #
-# On a scratch copy of the cached debootstrap root (scripts/make-rootfs.sh):
+# The fresh install, on a scratch copy of the cached debootstrap root (scripts/make-rootfs.sh):
 #   1. installs the .deb with apt while systemd is NOT running (chrooted, as an image build
 #      does; the maintainer scripts must cope) and checks the pinkeeper user, the files
 #      `dpkg -L` lists, the unit enabled, every program the unit runs, `pinkeeper --version`
@@ -11,10 +12,12 @@
 #      it reaches READY, publishes the store and reloads;
 #   3. purges the package in the booted system and checks that everything it installed, its
 #      configuration and state are gone while the published cache is kept.
+# The upgrade, on a second scratch root: scripts/package-upgrade-test.sh says what it does.
 # Each check prints PASS or FAIL with a reason; the script exits 1 if any check failed.
 #
-# The package: DEB=path, else the newest .build/deb/pinkeeper_*_<arch>.deb (make deb).
-# Files: .build/package-test/ (logs/ kept; root/ removed unless KEEP_ROOT=1).
+# The package: DEB=path, else the newest .build/deb/pinkeeper_*_<arch>.deb (make deb); the one
+# the upgrade starts from: OLDER_DEB=path, else .build/older/pinkeeper_*_<arch>.deb (make
+# deb-older). Files: .build/package-test/ (logs/ kept; the roots removed unless KEEP_ROOT=1).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -23,6 +26,8 @@ top=$(pwd -P)
 source scripts/nspawn.sh
 # shellcheck source=scripts/package-test-steps.sh
 source scripts/package-test-steps.sh
+# shellcheck source=scripts/package-upgrade-test.sh
+source scripts/package-upgrade-test.sh
 
 work=$top/.build/package-test
 root=$work/root
@@ -37,6 +42,8 @@ step() { printf '\n== %s  (%d s)\n' "$*" "$((SECONDS - t_start))"; }
 arch=$(dpkg --print-architecture)
 deb=${DEB:-$(ls -t "$top"/.build/deb/pinkeeper_*_"$arch".deb 2>/dev/null | head -n 1)}
 [[ -n $deb && -f $deb ]] || die "no .build/deb/pinkeeper_*_$arch.deb: run make deb (or make package-test), or set DEB"
+older_deb=${OLDER_DEB:-$(ls -t "$top"/.build/older/pinkeeper_*_"$arch".deb 2>/dev/null | head -n 1)}
+[[ -n $older_deb && -f $older_deb ]] || die "no .build/older/pinkeeper_*_$arch.deb: run make deb-older (or make package-test), or set OLDER_DEB"
 t_start=$SECONDS
 
 # ------------------------------------------------------------------ clean-up, first
@@ -46,10 +53,14 @@ mkdir -p "$work"
 nspawn_reap_stale "$work"
 rm -rf "$logs"
 mkdir -p "$logs"
-# A copy, so that a `make deb` running meanwhile cannot change the package under test.
-cp "$deb" "$logs/" || die "cannot copy $deb"
-deb=$logs/$(basename "$deb")
-dpkg-deb --contents "$deb" >/dev/null 2>&1 || die "$deb is not a complete package (still being built?)"
+# Copies, so that a `make deb` running meanwhile cannot change the packages under test.
+for d in deb older_deb; do
+    cp "${!d}" "$logs/" || die "cannot copy ${!d}"
+    printf -v "$d" '%s' "$logs/$(basename "${!d}")"
+    dpkg-deb --contents "${!d}" >/dev/null 2>&1 || die "${!d} is not a complete package (still being built?)"
+done
+dpkg --compare-versions "$(dpkg-deb -f "$older_deb" Version)" lt "$(dpkg-deb -f "$deb" Version)" ||
+    die "$older_deb is not older than $deb"
 
 # ------------------------------------------------------------------ 1. a clean root
 step "host tools and a fresh copy of the cached Debian 12 root"
@@ -210,6 +221,13 @@ fi
 # ------------------------------------------------------------------ 5. purge
 step "apt-get purge pinkeeper (booted)"
 purge_and_check "$logs/dpkg-L.txt" "$cache"
+
+step "power off"
+container_finish
+
+# ------------------------------------------------------------------ 6. the upgrade
+upgrade_case "$older_deb" "$deb"
+logs=$work/logs  # for the last line (the upgrade case's logs are in logs/upgrade/)
 
 # ------------------------------------------------------------------ done
 step "power off"

@@ -78,7 +78,8 @@ soak: deps
 systemd-test: release
 	scripts/systemd-test.sh
 
-package-test: deb
+# The .deb installed on a fresh root and purged, then an upgrade to it from deb-older's package.
+package-test: deb deb-older
 	scripts/package-test.sh
 
 clean:

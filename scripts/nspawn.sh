@@ -317,9 +317,8 @@ print(f"{len(have)} pins, store {meta.get('store')!r}, nextUpdate {meta.get('nex
 PY
 }
 
-# The EXIT/INT/TERM handling both container tests share: keep the container's journal in
-# $logs, power the container off, stop the fixture service and remove the scratch root $root
-# (unless KEEP_ROOT=1). Usage: container_test_traps NAME (after $logs and $root are set).
+# The EXIT/INT/TERM handling both container tests share: finish the container (below), stop the
+# fixture service. Usage: container_test_traps NAME (after $logs and $root are set).
 container_test_traps() {
     _ct_name=$1
     _ct_cleaning=0
@@ -332,6 +331,15 @@ _container_test_cleanup() {
     ((_ct_cleaning)) && return
     _ct_cleaning=1
     trap '' INT TERM
+    container_finish
+    fixture_stop
+    echo "$_ct_name: logs in $logs"
+}
+
+# container_finish: keeps the container's journal in $logs, powers the container off and removes
+# the scratch root $root (unless KEEP_ROOT=1). Idempotent; a test that boots a second root calls
+# it before setting $root and $logs to the next ones.
+container_finish() {
     if nspawn_alive; then
         NSPAWN_CMD_TIMEOUT=20 in_container journalctl -b --no-pager -o short-precise >"$logs/journal.txt" 2>&1 || true
         if nspawn_poweroff 30; then
@@ -340,13 +348,11 @@ _container_test_cleanup() {
             echo "$_ct_name: the container had to be killed"
         fi
     fi
-    fixture_stop
     if [[ ${KEEP_ROOT:-} == 1 ]]; then
-        echo "$_ct_name: root kept in $root"
+        [[ -d $root ]] && echo "$_ct_name: root kept in $root"
     elif [[ -d $root ]] && ! grep -qF " $root" /proc/self/mountinfo; then
         rm -rf --one-file-system "$root"
     fi
-    echo "$_ct_name: logs in $logs"
 }
 
 # Boots $root (scratch files in $work), waits for systemd and records the "boot" check; a

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make package-test`: the Debian package on a fresh minimal Debian 12 (issue 6 part 5).
+# `make package-test`: the Debian package on a fresh minimal Debian 12 (issue 6 part 5), then
+# an upgrade to it (issue 22).
 #
-# On a scratch copy of the cached debootstrap root (scripts/make-rootfs.sh):
+# The fresh install, on a scratch copy of the cached debootstrap root (scripts/make-rootfs.sh):
 #   1. installs the .deb with apt while systemd is NOT running (chrooted, as an image build
 #      does; the maintainer scripts must cope) and checks the pinkeeper user, the files
 #      `dpkg -L` lists, the unit enabled, every program the unit runs, `pinkeeper --version`
@@ -11,16 +12,22 @@
 #      it reaches READY, publishes the store and reloads;
 #   3. purges the package in the booted system and checks that everything it installed, its
 #      configuration and state are gone while the published cache is kept.
+# The upgrade, on a second scratch root: scripts/package-upgrade-test.sh says what it does.
 # Each check prints PASS or FAIL with a reason; the script exits 1 if any check failed.
 #
-# The package: DEB=path, else the newest .build/deb/pinkeeper_*_<arch>.deb (make deb).
-# Files: .build/package-test/ (logs/ kept; root/ removed unless KEEP_ROOT=1).
+# The package: DEB=path, else the newest .build/deb/pinkeeper_*_<arch>.deb (make deb); the one
+# the upgrade starts from: OLDER_DEB=path, else .build/older/pinkeeper_*_<arch>.deb (make
+# deb-older). Files: .build/package-test/ (logs/ kept; the roots removed unless KEEP_ROOT=1).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 top=$(pwd -P)
 # shellcheck source=scripts/nspawn.sh
 source scripts/nspawn.sh
+# shellcheck source=scripts/package-test-steps.sh
+source scripts/package-test-steps.sh
+# shellcheck source=scripts/package-upgrade-test.sh
+source scripts/package-upgrade-test.sh
 
 work=$top/.build/package-test
 root=$work/root
@@ -35,6 +42,8 @@ step() { printf '\n== %s  (%d s)\n' "$*" "$((SECONDS - t_start))"; }
 arch=$(dpkg --print-architecture)
 deb=${DEB:-$(ls -t "$top"/.build/deb/pinkeeper_*_"$arch".deb 2>/dev/null | head -n 1)}
 [[ -n $deb && -f $deb ]] || die "no .build/deb/pinkeeper_*_$arch.deb: run make deb (or make package-test), or set DEB"
+older_deb=${OLDER_DEB:-$(ls -t "$top"/.build/older/pinkeeper_*_"$arch".deb 2>/dev/null | head -n 1)}
+[[ -n $older_deb && -f $older_deb ]] || die "no .build/older/pinkeeper_*_$arch.deb: run make deb-older (or make package-test), or set OLDER_DEB"
 t_start=$SECONDS
 
 # ------------------------------------------------------------------ clean-up, first
@@ -44,13 +53,14 @@ mkdir -p "$work"
 nspawn_reap_stale "$work"
 rm -rf "$logs"
 mkdir -p "$logs"
-# A copy, so that a `make deb` running meanwhile cannot change the package under test.
-cp "$deb" "$logs/" || die "cannot copy $deb"
-deb=$logs/$(basename "$deb")
-dpkg-deb --contents "$deb" >/dev/null 2>&1 || die "$deb is not a complete package (still being built?)"
-
-show() { in_container systemctl show pinkeeper --value -p "$1" 2>/dev/null; }
-one_line() { tr '\n' ' ' <"$1" | sed 's/  */ /g; s/ $//'; }
+# Copies, so that a `make deb` running meanwhile cannot change the packages under test.
+for d in deb older_deb; do
+    cp "${!d}" "$logs/" || die "cannot copy ${!d}"
+    printf -v "$d" '%s' "$logs/$(basename "${!d}")"
+    dpkg-deb --contents "${!d}" >/dev/null 2>&1 || die "${!d} is not a complete package (still being built?)"
+done
+dpkg --compare-versions "$(dpkg-deb -f "$older_deb" Version)" lt "$(dpkg-deb -f "$deb" Version)" ||
+    die "$older_deb is not older than $deb"
 
 # ------------------------------------------------------------------ 1. a clean root
 step "host tools and a fresh copy of the cached Debian 12 root"
@@ -60,19 +70,8 @@ check_info "package $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version) 
 
 # ------------------------------------------------------------------ 2. install, systemd not running
 step "apt-get install the .deb, chrooted, systemd not running"
-cp "$deb" "$root/var/tmp/"
-pkg=/var/tmp/$(basename "$deb")
-[[ -e $root/run/systemd/system ]] && die "the root looks booted (/run/systemd/system exists)"
-in_root "$root" apt-get install -y "$pkg" >"$logs/install.log" 2>&1
+install_chrooted "$deb" "$logs/install.log"
 rc=$?
-if ((rc != 0)) && grep -qE 'Unable to fetch|Failed to fetch|has no installation candidate|404' "$logs/install.log"; then
-    # The root's package lists are older than the mirror: refresh them and try again.
-    echo "the root's package lists are stale: apt-get update, then again"
-    in_root "$root" apt-get update -qq >>"$logs/install.log" 2>&1
-    in_root "$root" apt-get install -y "$pkg" >>"$logs/install.log" 2>&1
-    rc=$?
-fi
-sed -n '/^Unpacking pinkeeper\|^Setting up\|^Selecting previously\|^Created symlink\|^Creating\|[Ww]arning\|[Ee]rror/p' "$logs/install.log" | sed 's/^/      | /'
 if ((rc == 0)); then
     check_pass install "apt-get install exited 0 with systemd not running"
 else
@@ -162,14 +161,12 @@ if [[ $at_boot == active/running ]]; then
     check_pass started-at-boot "active (running) after boot; StatusText=$(show StatusText)"
 else
     check_fail started-at-boot "after boot: $at_boot, Result=$(show Result)"
-    in_container journalctl -u pinkeeper --no-pager -o cat -n 10 2>/dev/null | sed 's/^/      | /'
+    journal_tail 10
 fi
 
 # ------------------------------------------------------------------ 4. a store, restart
 step "a stores.d drop-in for the fixture service, systemctl restart pinkeeper"
-install -m 0644 "$FIXTURE_CA/ca.pem" "$root/etc/pinkeeper/test-ca.pem"
-fixture_store_toml "$store" "app/init?appName=$store" challenge /etc/pinkeeper/test-ca.pem \
-    >"$root/etc/pinkeeper/stores.d/$store.toml"
+add_fixture_store "$store"
 t0=$(date +%s%N)
 in_container systemctl restart pinkeeper >"$logs/restart.log" 2>&1
 rc=$?
@@ -181,7 +178,7 @@ ready_after=$((($(show ActiveEnterTimestampMonotonic) - $(show ExecMainStartTime
 status_text=$(show StatusText)
 if ((rc != 0)); then
     check_fail restart "systemctl restart exited $rc: $(one_line "$logs/restart.log")"
-    in_container journalctl -u pinkeeper --no-pager -o cat -n 10 2>/dev/null | sed 's/^/      | /'
+    journal_tail 10
 elif [[ $active != active/running ]]; then
     check_fail restart "after restart: $active"
 elif ((ready_after < delay * 1000 - 100)) || [[ $cache_at_return != yes ]]; then
@@ -210,7 +207,7 @@ if in_container systemctl reload pinkeeper >"$logs/reload.log" 2>&1 &&
     check_pass reload "systemctl reload completed; still active as PID $pid_before"
 else
     check_fail reload "systemctl reload: $(one_line "$logs/reload.log"); now $(show ActiveState), MainPID $(show MainPID)"
-    in_container journalctl -u pinkeeper --no-pager -o cat -n 4 2>/dev/null | sed 's/^/      | /'
+    journal_tail 4
 fi
 
 in_container journalctl -u pinkeeper "PINKEEPER_STORE=$store" PINKEEPER_RESULT=ok -o json --no-pager >"$logs/journal-$store.json" 2>&1
@@ -223,45 +220,14 @@ fi
 
 # ------------------------------------------------------------------ 5. purge
 step "apt-get purge pinkeeper (booted)"
-cache_sum=$(sha256sum <"$root$cache" 2>/dev/null | cut -d' ' -f1)
-in_container apt-get purge -y pinkeeper >"$logs/purge.log" 2>&1
-rc=$?
-sed -n '/^Removing\|^Purging\|[Ww]arning\|[Ee]rror/p' "$logs/purge.log" | sed 's/^/      | /'
-if ((rc != 0)); then
-    check_fail purge "apt-get purge exited $rc: $(tail -n 3 "$logs/purge.log" | tr '\n' ' ')"
-else
-    if status=$(in_container dpkg-query -W -f='${db:Status-Abbrev}' pinkeeper 2>/dev/null); then
-        status="dpkg status now '${status% }'"
-    else
-        status="dpkg no longer knows the package"
-    fi
-    check_pass purge "apt-get purge exited 0; $status"
-fi
+purge_and_check "$logs/dpkg-L.txt" "$cache"
 
-left=''
-while read -r p; do  # the package's own files (directories may be shared)
-    [[ -n $p ]] || continue
-    in_container test -d "$p" && continue
-    in_container test -e "$p" && left+="$p "
-done <"$logs/dpkg-L.txt"
-for p in /etc/pinkeeper /var/lib/pinkeeper /etc/systemd/system/multi-user.target.wants/pinkeeper.service; do
-    in_container test -e "$p" && left+="$p "
-done
-unit_state="$(show LoadState) $(show ActiveState)"
-if [[ -n $left ]]; then
-    check_fail purge-removes "still there after purge: $left"
-elif [[ $unit_state != "not-found inactive" ]]; then
-    check_fail purge-removes "pinkeeper.service after purge: LoadState/ActiveState $unit_state, expected not-found inactive"
-else
-    check_pass purge-removes "every packaged file, /etc/pinkeeper (with the added drop-in and CA), /var/lib/pinkeeper and the enablement link are gone; the service is stopped and $unit_state"
-fi
+step "power off"
+container_finish
 
-if [[ -n $cache_sum && $(sha256sum <"$root$cache" 2>/dev/null | cut -d' ' -f1) == "$cache_sum" ]]; then
-    check_pass purge-keeps-cache "$cache kept, byte for byte"
-else
-    check_fail purge-keeps-cache "$cache is gone or changed after purge"
-fi
-check_info "after purge, user: $(in_container getent passwd pinkeeper || echo 'removed')"
+# ------------------------------------------------------------------ 6. the upgrade
+upgrade_case "$older_deb" "$deb"
+logs=$work/logs  # for the last line (the upgrade case's logs are in logs/upgrade/)
 
 # ------------------------------------------------------------------ done
 step "power off"

@@ -177,7 +177,7 @@ upgrade_case() {
     exe_version=$(in_container "/proc/$new_pid/exe" --version 2>&1)
     exe_inode=$(in_container stat -L -c %i "/proc/$new_pid/exe" 2>&1)
     bin_inode=$(in_container stat -c %i /usr/bin/pinkeeper 2>&1)
-    started=$(in_container journalctl -u pinkeeper "_PID=$new_pid" -o cat --no-pager 2>/dev/null | grep -c 'pinkeeper started')
+    started=$(in_container journalctl -u pinkeeper "_PID=$new_pid" "PINKEEPER_VERSION=$new" -o cat --no-pager 2>/dev/null | grep -c 'pinkeeper started')
     if [[ "$(show ActiveState)/$(show SubState)" != active/running ]]; then
         check_fail upgrade-new-binary "after the upgrade: $(show ActiveState)/$(show SubState), Result=$(show Result)"
         journal_tail 10
@@ -186,9 +186,9 @@ upgrade_case() {
     elif [[ $exe_path != /usr/bin/pinkeeper || $exe_inode != "$bin_inode" ]]; then
         check_fail upgrade-new-binary "MainPID $new_pid runs $exe_path (inode $exe_inode), not the installed /usr/bin/pinkeeper (inode $bin_inode)"
     elif ((started < 1)); then
-        check_fail upgrade-new-binary "no 'pinkeeper started' entry from PID $new_pid in the journal"
+        check_fail upgrade-new-binary "no 'pinkeeper started' entry with PINKEEPER_VERSION=$new from PID $new_pid in the journal"
     else
-        check_pass upgrade-new-binary "restarted by postinst: MainPID $old_pid ($old_exe) -> $new_pid, which runs /usr/bin/pinkeeper (the installed inode), --version $exe_version; the journal has its 'pinkeeper started'; StatusText=$(show StatusText)"
+        check_pass upgrade-new-binary "restarted by postinst: MainPID $old_pid ($old_exe) -> $new_pid, which runs /usr/bin/pinkeeper (the installed inode), --version $exe_version; the journal has its 'pinkeeper started' with PINKEEPER_VERSION=$new; StatusText=$(show StatusText)"
     fi
 
     in_container dpkg -L pinkeeper >"$logs/dpkg-L.txt" 2>&1

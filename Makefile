@@ -3,7 +3,7 @@ SWIFT        ?= swift
 SWIFT_FLAGS  ?=
 RELEASE_BIN  := .build/release/pinkeeper
 
-.PHONY: all deps build release lint test test-python test-java test-go check-units alert-rules-check demo soak systemd-test package-test clean
+.PHONY: all deps build release lint test test-python test-java test-go test-node check-units alert-rules-check demo soak systemd-test package-test clean
 
 all: build
 
@@ -42,6 +42,7 @@ test: deps
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-java
 	$(MAKE) --no-print-directory test-go
+	$(MAKE) --no-print-directory test-node
 	$(MAKE) --no-print-directory alert-rules-check
 
 # The layout and rules of .swift-format (README); `swift format format --in-place --recursive
@@ -88,3 +89,4 @@ clean:
 include packaging/packaging.mk
 include readers/java/java.mk
 include readers/go/go.mk
+include readers/node/node.mk

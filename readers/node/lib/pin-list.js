@@ -1,0 +1,175 @@
+'use strict';
+// Wultra fingerprint lists and pinkeeper cache files (docs/cache-format.md), type-checked field by
+// field: a field of the wrong JSON type is an error naming its path, never a silent conversion.
+// Members this reader does not know are ignored at every level.
+
+const { PinListError } = require('./errors');
+const { foldName } = require('./names');
+const { parseStrictJSON, REPEATED } = require('./strict-json');
+
+const FORMAT_VERSION = 1n;
+
+/**
+ * One pinned certificate: the SHA-256 of a certificate's DER bytes, trusted for `name` until
+ * `expires` (Unix seconds, through that second), at `depth` in the verified chain (0 = leaf).
+ * `expires` and `depth` are BigInts: the file may hold any 64-bit integer.
+ * @typedef {{ name: string, key: string, fingerprint: Buffer, expires: bigint, depth: bigint }} Pin
+ */
+
+/**
+ * Which names need pinning at all: the first entry listing a name decides, other names take
+ * `sslPinningRequiredForUnlisted`.
+ */
+class DomainsConfig {
+  constructor(requiredForUnlisted, domains) {
+    this.sslPinningRequiredForUnlisted = requiredForUnlisted;
+    this.domains = domains;
+    this.byKey = new Map();
+    for (const domain of domains) {
+      const key = foldName(domain.name);
+      if (!this.byKey.has(key)) this.byKey.set(key, domain.sslPinningRequired);
+    }
+  }
+
+  /** Whether a peer known by the folded name `key` must match a pin. */
+  requiredFor(key) {
+    return this.byKey.has(key) ? this.byKey.get(key) : this.sslPinningRequiredForUnlisted;
+  }
+}
+
+// Field access on a parsed document (Maps, arrays, BigInt integers).
+
+function member(object, key, path, { required }) {
+  const value = object.get(key);
+  if (value === REPEATED) throw new PinListError(`${path} appears more than once`);
+  if (value === undefined && required) throw new PinListError(`${path} is missing`);
+  return value ?? undefined; // JSON null: as absent where optional, "not a …" where required
+}
+
+function asObject(value, path) {
+  if (!(value instanceof Map)) throw new PinListError(`${path} is not an object`);
+  return value;
+}
+
+function string(object, key, path) {
+  const value = member(object, key, path, { required: true });
+  if (typeof value !== 'string') throw new PinListError(`${path} is not a string`);
+  return value;
+}
+
+function integer(object, key, path, { required = true } = {}) {
+  const value = member(object, key, path, { required });
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== 'bigint') throw new PinListError(`${path} is not an integer`);
+  return value;
+}
+
+function boolean(object, key, path) {
+  const value = member(object, key, path, { required: true });
+  if (typeof value !== 'boolean') throw new PinListError(`${path} is not a boolean`);
+  return value;
+}
+
+function array(object, key, path) {
+  const value = member(object, key, path, { required: true });
+  if (!Array.isArray(value)) throw new PinListError(`${path} is not an array`);
+  return value;
+}
+
+/**
+ * 32 bytes from strict standard base64: 43 characters and one `=` (the unused low bits of the
+ * last character are ignored). Buffer.from(…, 'base64') alone would also take URL-safe
+ * characters, whitespace and missing padding. Null otherwise.
+ * @param {string} text
+ */
+function decodeDigest(text) {
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(text)) return null;
+  return Buffer.from(text, 'base64');
+}
+
+function entry(value, path) {
+  const object = asObject(value, path);
+  const name = string(object, 'name', `${path}.name`);
+  const fingerprint = decodeDigest(string(object, 'fingerprint', `${path}.fingerprint`));
+  if (fingerprint === null) throw new PinListError(`${path}.fingerprint is not the base64 of a 32-byte SHA-256 digest`);
+  const expires = integer(object, 'expires', `${path}.expires`);
+  const depth = integer(object, 'depth', `${path}.depth`, { required: false }) ?? 0n;
+  if (depth < 0n) throw new PinListError(`${path}.depth is negative`);
+  if (member(object, 'signature', `${path}.signature`, { required: false }) !== undefined) {
+    string(object, 'signature', `${path}.signature`);
+  }
+  return Object.freeze({ name, key: foldName(name), fingerprint, expires, depth });
+}
+
+function domainsConfig(value) {
+  const object = asObject(value, 'domainsConfig');
+  const unlisted = boolean(object, 'sslPinningRequiredForUnlisted', 'domainsConfig.sslPinningRequiredForUnlisted');
+  const domains = array(object, 'domains', 'domainsConfig.domains').map((item, index) => {
+    const path = `domainsConfig.domains[${index}]`;
+    const domain = asObject(item, path);
+    return {
+      name: string(domain, 'name', `${path}.name`),
+      sslPinningRequired: boolean(domain, 'sslPinningRequired', `${path}.sslPinningRequired`),
+    };
+  });
+  return new DomainsConfig(unlisted, domains);
+}
+
+/** A parsed document as a Wultra list: `{ pins, domainsConfig }` (domainsConfig null when absent). */
+function pinListFromDocument(document) {
+  const root = asObject(document, 'the document');
+  const pins = array(root, 'fingerprints', 'fingerprints').map((item, index) => entry(item, `fingerprints[${index}]`));
+  const domains = member(root, 'domainsConfig', 'domainsConfig', { required: false });
+  return { pins, domainsConfig: domains === undefined ? null : domainsConfig(domains) };
+}
+
+/**
+ * Parses and checks a Wultra list (`{"fingerprints": [...], "domainsConfig": {...}}`).
+ * @param {Uint8Array} data
+ */
+function parsePinList(data) {
+  return pinListFromDocument(parseStrictJSON(data));
+}
+
+/**
+ * One version of `<store>.json`: a Wultra list plus pinkeeper's `pinkeeper` metadata object.
+ * In a cache whose mode is "static", or a mode this reader does not know, only the signed part
+ * of each entry counts: a static list's signatures cover `name&fingerprint&expires`, not `depth`
+ * or `domainsConfig`, so whoever could alter the hosted list could have set those. An unknown
+ * mode fails closed the same way.
+ */
+class CacheFile {
+  constructor(list, metadata) {
+    this.pins = list.pins;
+    this.domainsConfig = list.domainsConfig;
+    this.metadata = metadata;
+    const onlySigned = metadata.mode !== null && metadata.mode !== 'challenge';
+    /** The pins that take part in validation: in a static store only the depth-0 ones. */
+    this.pinsInForce = onlySigned ? this.pins.filter((pin) => pin.depth === 0n) : this.pins;
+    /** The domainsConfig that takes part in validation: none in a static store. */
+    this.domainsConfigInForce = onlySigned ? null : this.domainsConfig;
+  }
+
+  /** @param {Uint8Array} data */
+  static parse(data) {
+    const document = parseStrictJSON(data);
+    const list = pinListFromDocument(document);
+    const metadata = member(document, 'pinkeeper', 'pinkeeper', { required: false });
+    if (metadata === undefined) throw new PinListError('the "pinkeeper" metadata object is missing');
+    asObject(metadata, 'pinkeeper');
+    const mode = member(metadata, 'mode', 'pinkeeper.mode', { required: false });
+    if (mode !== undefined && typeof mode !== 'string') throw new PinListError('pinkeeper.mode is not a string');
+    const fields = {
+      format: integer(metadata, 'format', 'pinkeeper.format'),
+      store: string(metadata, 'store', 'pinkeeper.store'),
+      source: string(metadata, 'source', 'pinkeeper.source'),
+      updated: integer(metadata, 'updated', 'pinkeeper.updated'),
+      nextUpdate: integer(metadata, 'nextUpdate', 'pinkeeper.nextUpdate'),
+      mode: mode ?? null,
+    };
+    if (fields.format !== FORMAT_VERSION) throw new PinListError(`unsupported cache format ${fields.format}`);
+    return new CacheFile(list, Object.freeze(fields));
+  }
+}
+
+module.exports = { CacheFile, DomainsConfig, parsePinList, decodeDigest };

@@ -44,6 +44,7 @@ const RECONCILED = {
   'unknown-fields-are-ignored': 'its pin records key "k1", which the configuration does not list',
   'per-entry-key-is-ignored': 'its pins record keys the configuration does not list',
   'unknown-mode-honours-no-unsigned-extras': 'the Swift reader refuses a file of a mode it does not know (65)',
+  'mode-names-are-case-sensitive': 'the Swift reader refuses a file of a mode it does not know (65)',
   'static-mode-ignores-domains-config': 'a static pin without a signature that verifies is dropped',
   'static-mode-leaf-pin-is-trusted': 'a static pin without a signature that verifies is dropped',
   'static-mode-depth-pin-does-not-rescue-a-leaf-mismatch': 'a static pin without a signature that verifies is dropped',

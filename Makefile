@@ -85,3 +85,4 @@ clean:
 
 include packaging/packaging.mk
 include readers/java/java.mk
+include packaging/container/container.mk

@@ -1,8 +1,10 @@
-# packaging/container/container.mk: the container image. Included from the
+# packaging/container/container.mk: the container image and its test. Included from the
 # top-level Makefile, after packaging/packaging.mk (PK_TOP, PK_VERSION, PK_DEBOUT, `deb`).
 #
 #   make image            the image from packaging/container/Containerfile and the .deb of
 #                         `make deb`, tagged $(IMAGE)
+#   make container-test   that image under podman: read-only, no capabilities, non-root
+#                         (scripts/container-test.sh; docs/testing-containers.md)
 #
 # IMAGE_BASE: the image to build FROM. Unset: a local stand-in for debian:bookworm-slim imported
 # from the cached Debian 12 root (scripts/make-container-base.sh), and the build runs without
@@ -17,7 +19,7 @@ IMAGE_CTX    := $(PK_TOP)/.build/image/context
 IMAGE_DEB     = $(PK_DEBOUT)/pinkeeper_$(PK_VERSION)_$(shell dpkg --print-architecture).deb
 export CONTAINERS_CONF ?= $(PK_TOP)/packaging/container/test/containers.conf
 
-.PHONY: image image-build container-deps
+.PHONY: image image-build container-deps container-test
 
 container-deps:
 	@$(PK_TOP)/scripts/install-container-deps.sh podman runc
@@ -42,3 +44,6 @@ image-build: container-deps
 	  -f $(PK_TOP)/packaging/container/Containerfile -t $(IMAGE) $(IMAGE_CTX) || exit 1; \
 	if [ -n "$$old" ]; then podman rmi "$$old" >/dev/null 2>&1 || true; fi
 	@echo "built $(IMAGE): $$(podman run --rm --user 0 --health-cmd=none --entrypoint /usr/bin/du $(IMAGE) -sxm / | cut -f1) MB of files"
+
+container-test: deb container-deps
+	$(PK_TOP)/scripts/container-test.sh

@@ -3,7 +3,7 @@
 # Idempotent: installs only what is missing. Needs root (or sudo) when something is missing.
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libssl-dev libsystemd-dev pkg-config openssl python3 systemd jq tinyproxy "$@")
+packages=(libcurl4-openssl-dev libssl-dev libsystemd-dev pkg-config openssl python3 systemd jq tinyproxy tini "$@")
 # The Java reader (readers/java): Jackson and JUnit 5 jars under /usr/share/java, and a JDK unless one is on PATH.
 packages+=(libjackson2-databind-java junit5)
 command -v javac >/dev/null 2>&1 || packages+=(default-jdk-headless)

@@ -243,7 +243,7 @@ def soak(args, routes, notifications, daemon, pid):
         lines = f.readlines()
     print(f"daemon log: {len(lines)} lines; {sum('change hook finished' in line for line in lines)} hook runs")
     for store in ("steady", "etag", "rotating", "big", "flaky"):
-        mine = [line for line in lines if line.rstrip().endswith(f" store={store}") and " update " in line]
+        mine = [line for line in lines if line.rstrip().endswith(f" store={store}") and ' msg="update ' in line]
         results = {}
         for line in mine:
             result = line.split(" result=")[1].split()[0] if " result=" in line else "?"

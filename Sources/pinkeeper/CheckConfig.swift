@@ -15,6 +15,7 @@ struct CheckConfig: ParsableCommand {
         print("cache directory: \(configuration.cacheDirectory)")
         print("state directory: \(configuration.stateDirectory)")
         print("concurrency: \(configuration.concurrency) stores updated at once")
+        print("log format: \(configuration.logFormat.rawValue) (when stderr is not the journal)")
         for store in configuration.stores {
             let keys = store.publicKeys.count == 1 ? "1 key" : "\(store.publicKeys.count) keys"
             // Only the redacted form: check-config output ends up in tickets and chat.

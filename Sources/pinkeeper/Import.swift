@@ -47,7 +47,7 @@ struct Import: AsyncParsableCommand {
             throw ExitCode(1)
         }
         try global.prepareDirectories(configuration, failureStatus: 1)
-        let logger = global.makeLogger()
+        let logger = global.makeLogger(configuration)
         let hooks = ChangeHooks(logger: logger)  // an import that changes the pins runs on_change like an update
         let report = await makeUpdater(configuration, logger: logger, hooks: hooks).importList(config, path: file, body: body)
         let line = OneShotUpdate.Line(report)

@@ -20,6 +20,9 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "Least severe messages to log: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(name: .long, help: "Log lines on stderr as logfmt or json (default: log_format in the configuration, else logfmt); not used when stderr is the journal.")
+    var logFormat: LogFormat?
+
     var configPath: String {
         config ?? ProcessInfo.processInfo.environment["PINKEEPER_CONFIG"] ?? ConfigLoader.defaultPath
     }
@@ -45,21 +48,33 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
-    func makeLogger() -> Logger {
+    /// The logger of a command, set up once per process: native journal entries when stderr is
+    /// the journal; otherwise lines in `--log-format`, else the configuration's `log_format`.
+    func makeLogger(_ configuration: Configuration) -> Logger {
         let level = logLevel
-        // Native journal entries when stderr is the journal; readable lines otherwise.
         if JournalLogHandler.stderrIsJournal() {
             LoggingSystem.bootstrap { _ in JournalLogHandler(level: level) }
         } else {
-            LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, level: level) }
+            lineFormat.set(logFormat ?? configuration.logFormat)
+            LoggingSystem.bootstrap { _ in LineLogHandler(level: level, format: lineFormat) }
         }
         return Logger(label: "pinkeeper")
     }
+
+    /// What a reload applies to logging: the new `log_format`, unless `--log-format` was given.
+    func apply(_ configuration: Configuration) {
+        if logFormat == nil { lineFormat.set(configuration.logFormat) }
+    }
 }
+
+/// The format of this process's log lines; a reload may change it (`GlobalOptions.apply`).
+let lineFormat = LogFormatSetting(.logfmt)
 
 // --log-level parses straight into swift-log's levels; neither package can declare this.
 // swift-format-ignore: AvoidRetroactiveConformances
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+extension LogFormat: ExpressibleByArgument {}
 
 func makeUpdater(_ configuration: Configuration, logger: Logger, hooks: ChangeHooks? = nil) -> StoreUpdater {
     var updater = StoreUpdater(

@@ -18,7 +18,7 @@ struct Run: AsyncParsableCommand {
         let configuration = try global.loadConfiguration()
         // EX_CANTCREAT: systemd restarts the service (only 78 stops it), which may find the directory fixed.
         try global.prepareDirectories(configuration, failureStatus: 73)
-        let logger = global.makeLogger()
+        let logger = global.makeLogger(configuration)
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
         let watcher: SignalWatcher
         do {
@@ -42,6 +42,8 @@ struct Run: AsyncParsableCommand {
             makeUpdater: { makeUpdater($0, logger: logger, hooks: hooks) },
             notifier: SystemdNotifier(), logger: logger)
         daemon.executor = ThreadPoolExecutor.shared
+        let options = global
+        daemon.applied = { options.apply($0) }
         await daemon.run(triggers: triggers)
         await hooks.stop()  // within the kill grace, well inside the unit's TimeoutStopSec=
         withExtendedLifetime(watcher) {}

@@ -32,7 +32,7 @@ struct Update: AsyncParsableCommand {
         }
         if dryRun { return try await preview(configuration) }
         try global.prepareDirectories(configuration, failureStatus: 1)
-        let logger = global.makeLogger()
+        let logger = global.makeLogger(configuration)
         let hooks = ChangeHooks(logger: logger)
         let lines = await OneShotUpdate.run(
             configuration: configuration, storeIDs: stores, force: force,
@@ -46,7 +46,7 @@ struct Update: AsyncParsableCommand {
     private func preview(_ configuration: Configuration) async throws {
         let previews = await OneShotUpdate.dryRun(
             configuration: configuration, storeIDs: stores,
-            updater: makeUpdater(configuration, logger: global.makeLogger()))
+            updater: makeUpdater(configuration, logger: global.makeLogger(configuration)))
         for preview in previews { print(preview.line) }
         if previews.contains(where: { $0.result != .ok }) { throw ExitCode(1) }
     }

@@ -258,6 +258,28 @@ struct ConfigTests {
         try Self.expectError(loaded, file: loaded.dropIn("50-b.toml"), store: nil, key: "concurrency", "daemon-wide")
     }
 
+    // MARK: log_format (daemon-wide)
+
+    @Test func logFormatDefaultsToLogfmt() throws {
+        #expect(try Self.load(Self.store()).config().logFormat == .logfmt)
+    }
+
+    @Test func logFormatIsRead() throws {
+        #expect(try Self.load("log_format = \"json\"\n" + Self.store()).config().logFormat == .json)
+        #expect(try Self.load("log_format = \"logfmt\"\n").config().logFormat == .logfmt)
+    }
+
+    @Test(arguments: ["\"text\"", "\"JSON\"", "\"\"", "1", "true"])
+    func logFormatOtherValues(_ value: String) throws {
+        try Self.expectError(Self.load("log_format = \(value)\n"), store: nil, key: "log_format", "must be \"logfmt\" or \"json\"")
+    }
+
+    @Test func logFormatInATableSaysWhereItBelongs() throws {
+        try Self.expectError(Self.load("[defaults]\nlog_format = \"json\"\n"), store: nil, key: "defaults.log_format", "daemon-wide")
+        let loaded = try Self.load("", dropIns: ["b.toml": "log_format = \"json\"\n"])
+        try Self.expectError(loaded, file: loaded.dropIn("b.toml"), store: nil, key: "log_format", "daemon-wide")
+    }
+
     // MARK: Errors in the main file
 
     @Test func unknownTopLevelKeySuggestsTheNearestKey() throws {

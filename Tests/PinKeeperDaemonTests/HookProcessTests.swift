@@ -72,6 +72,19 @@ struct HookProcessTests {
         #expect(took >= .milliseconds(600) && took < .seconds(20), "\(took)")
     }
 
+    @Test("stopped, a hook that ignores SIGTERM gets SIGKILL after the shorter stop grace, not the timeout's grace")
+    func stopGrace() {
+        let started = ContinuousClock.now
+        let outcome = HookProcess.run(
+            argv: ["/bin/sh", "-c", "trap '' TERM; sleep 300", "hook"], environment: ["PATH=/usr/bin:/bin"], timeout: .seconds(300),
+            grace: .seconds(30), outputLimit: 100, stopGrace: .milliseconds(400),
+            stop: { ContinuousClock.now - started > .milliseconds(200) })
+        let took = ContinuousClock.now - started
+        #expect(outcome.stopped && !outcome.timedOut)
+        #expect(outcome.end == .signalled(SIGKILL))
+        #expect(took >= .milliseconds(600) && took < .seconds(5), "\(took)")
+    }
+
     @Test("output beyond the limit is read and counted, never blocking the hook")
     func boundedOutput() {
         let outcome = run("head -c 200000 /dev/zero | tr '\\0' a; echo done >&2", limit: 1_000)

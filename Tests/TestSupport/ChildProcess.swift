@@ -44,7 +44,8 @@ package enum ChildProcess {
         }
 
         package func text() -> String {
-            _ = done.wait(timeout: .now() + 5)
+            // Signalled once at the end of the stream: pass it on, or every later call waits 5 s.
+            if done.wait(timeout: .now() + 5) == .success { done.signal() }
             return String(decoding: data, as: UTF8.self)
         }
     }

@@ -7,7 +7,7 @@ import PinKeeper
 public enum ConfigLoader {
     public static let defaultPath = "/etc/pinkeeper/pinkeeper.toml"
     /// The daemon-wide keys, which only the main file may set, above its first table.
-    static let topLevelKeys = ["cache_directory", "state_directory", "metrics_file", "concurrency"]
+    static let topLevelKeys = ["cache_directory", "state_directory", "metrics_file", "concurrency", "log_format"]
     /// The keys of `[defaults]`, which every store may set too.
     static let defaultsKeys = PolicyKeys.all + ProbeKeys.all
 
@@ -44,6 +44,7 @@ public enum ConfigLoader {
                 fallback: "/var/lib/pinkeeper", file: path),
             metricsFile: try absolutePath(main, "metrics_file", file: path),
             concurrency: try concurrency(main, file: path),
+            logFormat: try logFormat(main, file: path),
             stores: stores.values.sorted { $0.id < $1.id },
             sources: sources)
         try FileClaims.check(configuration, mainFile: path)
@@ -148,6 +149,15 @@ public enum ConfigLoader {
 
     private static func concurrency(_ table: TOMLTable, file: String) throws(ConfigError) -> Int {
         try NumericKeys.concurrency.read(table, file: file, store: nil).map { Int($0) } ?? Configuration.defaultConcurrency
+    }
+
+    private static func logFormat(_ table: TOMLTable, file: String) throws(ConfigError) -> LogFormat {
+        guard let value = table["log_format"] else { return .logfmt }
+        guard let format = value.string.flatMap(LogFormat.init(rawValue:)) else {
+            let names = LogFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+            throw ConfigError(file: file, key: "log_format", "must be \(names) (how lines on stderr are written when it is not the journal)")
+        }
+        return format
     }
 
     private static func directory(

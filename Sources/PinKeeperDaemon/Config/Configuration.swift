@@ -7,6 +7,8 @@ public struct Configuration: Sendable {
     public var metricsFile: String?
     /// How many stores an update pass (`run` and `update`) fetches at once.
     public var concurrency = Configuration.defaultConcurrency
+    /// How events are written on stderr when it is not the journal.
+    public var logFormat = LogFormat.logfmt
     /// Stores in id order.
     public var stores: [StoreConfig]
     /// The files this configuration was read from, for messages.

@@ -15,6 +15,8 @@ public struct Daemon: Sendable {
     /// Re-reads the configuration on SIGHUP, on a thread of its own (`ReloadRead`): it may wait on the disk.
     public var reload: @Sendable () -> Result<Configuration, ConfigError>
     public var makeUpdater: @Sendable (Configuration) -> StoreUpdater
+    /// Told each configuration a reload swaps in, on the loop, for what lives outside it (the log format).
+    public var applied: @Sendable (Configuration) -> Void = { _ in }
     public var notifier: ServiceNotifier
     public var clock: WallClock
     public var logger: Logger
@@ -276,6 +278,7 @@ private struct Loop {
             schedule(store.id, at: nil)
             status[store.id] = nil
         }
+        daemon.applied(config)
         logger.info("configuration reloaded", metadata: ["stores": "\(config.stores.count)"])
     }
 

@@ -81,7 +81,7 @@ public final class ChangeHooks: Sendable {
         }
     }
 
-    /// For a stopping daemon: ends running hooks now (SIGTERM, SIGKILL after the grace period)
+    /// For a stopping daemon: ends running hooks now (SIGTERM, SIGKILL 1 s later: `HookProcess`)
     /// rather than at their timeout, which may be longer than systemd waits for the stop, drops
     /// owed runs, and waits for the ends.
     public func stop() async {

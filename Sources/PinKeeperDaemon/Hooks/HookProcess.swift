@@ -5,6 +5,8 @@ import Glibc
 /// /dev/null, stdout and stderr captured (bounded), every other descriptor closed, signal
 /// dispositions and mask reset. At the timeout the whole group gets SIGTERM, and SIGKILL after
 /// `grace`; the wait for it is bounded too, so a run always ends within `timeout + 2 × grace`.
+/// When `stop` ends it, `stopGrace` (if shorter) takes the place of `grace`: a stopping daemon
+/// must exit within 2 s of its SIGTERM, and its supervisor kills what is left soon after anyway.
 enum HookProcess {
     struct Outcome: Sendable, Equatable {
         enum End: Sendable, Equatable {
@@ -31,7 +33,7 @@ enum HookProcess {
     /// `stop` is asked as the hook runs; once it says yes the hook is ended as at its timeout.
     static func run(
         argv: [String], environment: [String], timeout: Duration, grace: Duration,
-        outputLimit: Int, stop: () -> Bool = { false }
+        outputLimit: Int, stopGrace: Duration = .seconds(1), stop: () -> Bool = { false }
     ) -> Outcome {
         let started = ContinuousClock.now
         var stdout = CapturedOutput(limit: outputLimit), stderr = CapturedOutput(limit: outputLimit)
@@ -61,7 +63,7 @@ enum HookProcess {
         defer { readers.forEach { close($0) } }
 
         var open = readers
-        var timedOut = false, stopped = false
+        var timedOut = false, stopped = false, wait = grace
         var terminatedAt: ContinuousClock.Instant?, killedAt: ContinuousClock.Instant?
         let deadline = started + timeout
         while true {
@@ -86,12 +88,13 @@ enum HookProcess {
             if terminatedAt == nil && (now >= deadline || stop()) {
                 timedOut = now >= deadline
                 stopped = !timedOut
+                if stopped { wait = min(grace, stopGrace) }
                 terminatedAt = now
                 kill(-pid, SIGTERM)
-            } else if let terminatedAt, killedAt == nil, now >= terminatedAt + grace {
+            } else if let terminatedAt, killedAt == nil, now >= terminatedAt + wait {
                 killedAt = now
                 kill(-pid, SIGKILL)
-            } else if let killedAt, now >= killedAt + grace {
+            } else if let killedAt, now >= killedAt + wait {
                 return Outcome(
                     end: .unreaped, timedOut: timedOut, stopped: stopped, duration: now - started,
                     stdout: stdout, stderr: stderr)

@@ -36,7 +36,7 @@ public enum LogEventID: String, Sendable, CaseIterable {
 }
 
 /// One native journal entry: `FIELD=value` pairs built from a swift-log event. Values are
-/// escaped like the console line (LogText), so `journalctl` shows what the console would.
+/// escaped like a line on stderr (LogText), so a field holds what the line shows.
 public struct JournalEntry: Equatable, Sendable {
     public var fields: [(String, String)]
 
@@ -50,7 +50,7 @@ public struct JournalEntry: Equatable, Sendable {
 
     public init(level: Logger.Level, message: String, metadata: Logger.Metadata, file: String, function: String, line: UInt) {
         var fields: [(String, String)] = [
-            ("MESSAGE", ConsoleLogHandler.render(message: message, metadata: metadata)),
+            ("MESSAGE", Self.message(message, metadata: metadata)),
             ("PRIORITY", String(Self.priority(level))),
             ("SYSLOG_IDENTIFIER", "pinkeeper"),
             ("CODE_FILE", LogText.escaped(file)), ("CODE_LINE", String(line)), ("CODE_FUNC", LogText.escaped(function)),
@@ -62,6 +62,16 @@ public struct JournalEntry: Equatable, Sendable {
             fields.append((Self.fieldName(key), LogText.escaped("\(metadata[key]!)")))
         }
         self.fields = fields
+    }
+
+    /// `message key=value …` with sorted keys, so that `journalctl` alone shows the fields too; the
+    /// event name is for MESSAGE_ID, not for people. Everything goes through LogText.
+    static func message(_ message: String, metadata: Logger.Metadata) -> String {
+        var text = LogText.escaped(message)
+        for key in metadata.keys.sorted() where key != LogEventID.metadataKey {
+            text += " \(LogText.escaped(key))=\(LogText.quoted("\(metadata[key]!)"))"
+        }
+        return text
     }
 
     /// syslog priorities, as journald stores them.

@@ -24,14 +24,21 @@ public enum DataDirectories {
         guard stat(path, &info) == 0 else { throw problem("cannot be examined: \(errorText(errno))") }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw problem("is not a directory") }
         if let owner = AtomicWriter.foreignOwner(info.st_uid) {
-            throw problem(
-                "is refused: it is owned by \(owner), who could replace the files in it "
-                    + "(chown it to the user pinkeeper runs as, or remove it and let pinkeeper create it)")
+            throw problem("is refused: it is owned by \(owner), who could replace the files in it (\(ownershipFix), or remove it and let pinkeeper create it)")
         }
+        let mode = "mode 0" + String(info.st_mode & 0o7777, radix: 8)
+        // Root may use root's and the service user's directories as they are (`foreignOwner`).
+        let ours = info.st_uid == geteuid() || geteuid() == 0
         // access(2) also answers EROFS for a read-only file system, even for root.
-        guard access(path, W_OK | X_OK) == 0 else { throw problem("is not writable: \(errorText(errno))") }
+        guard access(path, W_OK | X_OK) == 0 else {
+            let code = errno
+            guard !ours, code == EACCES else { throw problem("is not writable: \(errorText(code))") }
+            throw problem("is not writable by \(user(geteuid())), which pinkeeper runs as: it is \(user(info.st_uid))'s, \(mode) (\(ownershipFix))")
+        }
         if let writers = AtomicWriter.unsafeWriters(info.st_mode & (S_IWGRP | S_IWOTH)) {
-            throw problem("is refused: it is \(writers)")
+            guard !ours else { throw problem("is refused: it is \(writers)") }
+            // chmod alone would leave it root's and unwritable: the owner is what must change.
+            throw problem("is refused: it is \(user(info.st_uid))'s, \(mode), so others could replace the files in it (\(ownershipFix))")
         }
         if let parent = othersWritableAncestor(of: path) {
             throw problem(
@@ -63,6 +70,21 @@ public enum DataDirectories {
             }
         }
         return nil
+    }
+
+    /// What to do about a directory that is not pinkeeper's own, where it usually happens: a
+    /// container's volume (an emptyDir is root's, mode 0777; a new hostPath root's, 0755).
+    static var ownershipFix: String {
+        "chown it to \(user(geteuid())) and chmod it 0755 before pinkeeper starts; "
+            + "in a container, with an init container that runs chown and chmod, or podman's :U volume option"
+    }
+
+    /// `uid 4242`, or `uid 998 (pinkeeper)` when the user database names it.
+    static func user(_ uid: uid_t) -> String {
+        var entry = passwd(), result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let name = result?.pointee.pw_name else { return "uid \(uid)" }
+        return "uid \(uid) (\(String(cString: name)))"
     }
 
     /// `mkdir -p` with mode 0755 whatever the umask, for the directories it creates; nil on success.

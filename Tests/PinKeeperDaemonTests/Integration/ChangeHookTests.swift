@@ -45,7 +45,7 @@ struct ChangeHookTests {
         #expect(runs[0]["cwd"] == "/")
         // The output is in the log, escaped: no tab, newline or escape character gets through raw.
         let finished = try #require(hookLines(first.stderr).first, "\(first.stderr)")
-        #expect(finished.hasPrefix("info: change hook finished"), "\(finished)")
+        #expect(finished.isLog("info", "change hook finished"), "\(finished)")
         #expect(finished.contains("store=a") && finished.contains("exit_status=0") && finished.contains("duration="))
         #expect(finished.contains(#"stdout=hello\tworld\n\u{1b}[31mred"#), "\(finished)")
         #expect(finished.contains("stderr=oops\\n"), "\(finished)")
@@ -90,8 +90,8 @@ struct ChangeHookTests {
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("a ok pins=1"))
         let line = try #require(hookLines(result.stderr).first, "\(result.stderr)")
-        #expect(line.hasPrefix("warning: change hook failed"), "\(line)")
-        #expect(line.contains("exit_status=3") && line.contains("stderr=\"cannot reload\\n\""), "\(line)")
+        #expect(line.isLog("warning", "change hook failed"), "\(line)")
+        #expect(line.contains("exit_status=3") && LogfmtLine(line)?["stderr"] == "cannot reload\\n", "\(line)")
     }
 
     @Test("update: a hanging hook and its children are killed at hook_timeout, and update then exits")
@@ -107,7 +107,7 @@ struct ChangeHookTests {
         #expect(took >= 1 && took < 10, "took \(took) s")
         let line = try #require(hookLines(result.stderr).first, "\(result.stderr)")
         #expect(
-            line.hasPrefix("warning: change hook failed") && line.contains("timed_out=true")
+            line.isLog("warning", "change hook failed") && line.contains("timed_out=true")
                 && line.contains("signal=SIGTERM"), "\(line)")
         let child = try #require(
             pid_t(
@@ -133,7 +133,7 @@ struct ChangeHookTests {
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 10) == 0)
         let line = try #require(hookLines(daemon.stderr).first, "\(daemon.stderr)")
-        #expect(line.hasPrefix("warning: change hook failed") && line.contains("timed_out=true"), "\(line)")
+        #expect(line.isLog("warning", "change hook failed") && line.contains("timed_out=true"), "\(line)")
     }
 
     @Test("run: SIGTERM ends a running hook at once instead of waiting for its hook_timeout")
@@ -205,7 +205,7 @@ struct ChangeHookTests {
         #expect(lines.count == 1, "\(result.stderr)")
         let line = try #require(lines.first)
         #expect(
-            line.hasPrefix("warning: change hook not run") && line.contains("store=a") && line.contains("hook=\(hook.path)")
+            line.isLog("warning", "change hook not run") && line.contains("store=a") && line.contains("hook=\(hook.path)")
                 && line.contains("the directory \(shared.path) is writable by its group and not sticky"), "\(line)")
     }
 }

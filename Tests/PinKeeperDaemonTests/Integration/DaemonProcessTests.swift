@@ -110,7 +110,7 @@ struct DaemonProcessTests {
         #expect(server.requests("a").count == 2)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 5) == 0)
-        let errors = daemon.stderr.split(separator: "\n").filter { $0.hasPrefix("error: reload failed") }
+        let errors = daemon.stderr.split(separator: "\n").filter { $0.isLog("error", "reload failed") }
         #expect(errors.count == 1)
         #expect(errors.first?.contains("key 'url'") == true, "\(errors)")
     }

@@ -96,7 +96,7 @@ struct DirectoryTests {
         #expect(daemon.isRunning)
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 5) == 0)
-        let errors = daemon.stderr.split(separator: "\n").filter { $0.hasPrefix("error: reload failed") }
+        let errors = daemon.stderr.split(separator: "\n").filter { $0.isLog("error", "reload failed") }
         #expect(errors.count == 1, "\(daemon.stderr)")
         #expect(
             errors.first?.contains("key 'state_directory'") == true && errors.first?.contains("Not a directory") == true,

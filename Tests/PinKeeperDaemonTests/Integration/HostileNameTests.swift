@@ -19,11 +19,11 @@ struct HostileNameTests {
         let logLines = update.stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         #expect(update.stderr.hasSuffix("\n"))
         #expect(
-            logLines.contains { $0.hasPrefix("error: update failed ") && $0.contains("reason=\"\(reason)\"") },
+            logLines.contains { $0.isLog("error", "update failed") && LogfmtLine($0)?["reason"] == reason },
             "\(update.stderr)")
         for line in logLines {
             #expect(
-                ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains { line.hasPrefix("\($0): ") },
+                ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains { LogfmtLine(line)?["level"] == $0 },
                 "a line not written by the logger: \(line)")
             #expect(!LogInjectionTests.hasControl(String(line)), "\(line)")
         }

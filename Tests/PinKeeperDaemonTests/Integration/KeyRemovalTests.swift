@@ -86,7 +86,7 @@ struct KeyRemovalTests {
     }
 
     static func droppedWarnings(_ stderr: String) -> [Substring] {
-        stderr.split(separator: "\n").filter { $0.hasPrefix("warning: dropped pins") && $0.contains("store=s") }
+        stderr.split(separator: "\n").filter { $0.isLog("warning", "dropped pins") && $0.contains("store=s") }
     }
 
     // MARK: The daemon reloads

@@ -67,16 +67,16 @@ struct ProbeDaemonTests {
         let lines = probeLines(daemon.stderr)
         #expect(lines.count == 5, "\(lines)")
         let unpinned = try #require(lines.first { $0.contains("store=unpinned") })
-        #expect(unpinned.hasPrefix("error: probed host serves a certificate no pin matches; clients enforcing the store fail now "))
+        #expect(unpinned.isLog("error", "probed host serves a certificate no pin matches; clients enforcing the store fail now"))
         for field in [
             "outcome=unpinned", "previous=none", "target=api.example.test:443", "peer=127.0.0.1:\(probe.server.port)",
             "leaf_fingerprint=\"\(probe.fingerprint("leaf"))\"", "leaf_expires=\(Timestamp.iso(probe.notAfter("leaf")))",
         ] {
             #expect(unpinned.contains(field), "\(field) in \(unpinned)")
         }
-        #expect(lines.first { $0.contains("store=expiring") }?.hasPrefix("warning: probed host serves a pinned certificate whose pins run out soon") == true)
-        #expect(lines.first { $0.contains("store=failing") }?.hasPrefix("warning: probe failed; no verdict") == true)
-        #expect(lines.filter { $0.hasPrefix("info: probed host serves a pinned certificate ") }.count == 2)
+        #expect(lines.first { $0.contains("store=expiring") }?.isLog("warning", "probed host serves a pinned certificate whose pins run out soon") == true)
+        #expect(lines.first { $0.contains("store=failing") }?.isLog("warning", "probe failed; no verdict") == true)
+        #expect(lines.filter { $0.isLog("info", "probed host serves a pinned certificate") }.count == 2)
 
         let status = world.run("status", ["--json"])
         #expect(status.status == 1, "\(status.stdout)\(status.stderr)")

@@ -108,7 +108,7 @@ struct UnsignedFieldsTests {
 
         let result = ChildProcess.run(TestEnvironment.binary, ["update", "--config", config], timeout: 30)
         #expect(result.status == 0 && result.stdout.hasPrefix("s fresh pins=1"), "\(result.stdout)\(result.stderr)")
-        let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("warning:") && $0.contains("store=s") }
+        let warnings = result.stderr.split(separator: "\n").filter { LogfmtLine($0)?["level"] == "warning" && $0.contains("store=s") }
         #expect(warnings.count == 1 && warnings.first?.contains("domainsConfig") == true, "\(result.stderr)")
         let text = String(decoding: try #require(sandbox.cacheBytes("s")), as: UTF8.self)
         #expect(!text.contains("domainsConfig") && !text.contains("depth") && text.contains(#""mode": "static""#), "\(text)")

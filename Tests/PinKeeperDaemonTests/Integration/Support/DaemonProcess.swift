@@ -8,9 +8,12 @@ final class DaemonProcess: @unchecked Sendable {  // used by one test at a time
     private let process = Process()
     private let stderrCollector: ChildProcess.Collector
 
-    init(config: String, environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        process.arguments = ["run", "--config", config]
+    /// `launcher`: a program and its arguments that end by exec'ing the rest of the command line
+    /// (`setpriv …`), so that `pid` and the exit status are the daemon's own.
+    init(config: String, environment: [String: String] = [:], launcher: [String] = []) throws {
+        let command = launcher + [TestEnvironment.binary, "run", "--config", config]
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "NOTIFY_SOCKET")
         env.removeValue(forKey: "WATCHDOG_USEC")

@@ -306,11 +306,14 @@ fi
 step "log lines on stderr, in podman logs"
 # podman logs writes what the container wrote to stderr on its own stderr.
 podman logs "$daemon" 2>"$logs/$daemon.stderr" >"$logs/$daemon.stdout"
-update_line=$(grep -E 'store=("?)fixture\1( |$)' "$logs/$daemon.stderr" | grep -E 'pins=("?)2\1( |$)' | grep -m1 -E 'result=("?)ok\1( |$)')
+# logfmt (the default): the time, the level, the message, then the journal entry's fields.
+update_line=$(grep -E '^time=[0-9TZ:.-]+ level=info msg="update succeeded" ' "$logs/$daemon.stderr" |
+    grep -E ' message_id=fea0a00742744d54a3c895f02958cb80( |$)' | grep -E ' store=fixture( |$)' |
+    grep -E ' pins=2( |$)' | grep -m1 -E ' result=ok( |$)')
 if [[ -n $update_line && ! -s $logs/$daemon.stdout ]]; then
     check_pass logs "on stderr, one line per event with its fields: '$update_line'"
 else
-    check_fail logs "stderr has no update line with store=fixture pins=2 result=ok ('$update_line'), or stdout is not empty ($(wc -l <"$logs/$daemon.stdout") lines); stderr ends: $(tail -n 3 "$logs/$daemon.stderr" | one_line)"
+    check_fail logs "stderr has no logfmt update line with time, level=info, message_id, store=fixture, pins=2, result=ok ('$update_line'), or stdout is not empty ($(wc -l <"$logs/$daemon.stdout") lines); stderr ends: $(tail -n 3 "$logs/$daemon.stderr" | one_line)"
 fi
 
 step "an arbitrary UID: --user 4242, volumes chowned by an init step"

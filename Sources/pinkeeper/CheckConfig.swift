@@ -16,6 +16,7 @@ struct CheckConfig: ParsableCommand {
         print("state directory: \(configuration.stateDirectory)")
         print("concurrency: \(configuration.concurrency) stores updated at once")
         print("log format: \(configuration.logFormat.rawValue) (when stderr is not the journal)")
+        print("watch configuration: \(configuration.watchConfiguration ? "yes, run reloads when these files change" : "no")")
         for store in configuration.stores {
             let keys = store.publicKeys.count == 1 ? "1 key" : "\(store.publicKeys.count) keys"
             // Only the redacted form: check-config output ends up in tickets and chat.

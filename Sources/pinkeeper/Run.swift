@@ -20,9 +20,9 @@ struct Run: AsyncParsableCommand {
         try global.prepareDirectories(configuration, failureStatus: 73)
         let logger = global.makeLogger(configuration)
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
-        let watcher: SignalWatcher
+        let signals: SignalWatcher
         do {
-            watcher = try SignalWatcher { signal in
+            signals = try SignalWatcher { signal in
                 switch signal {
                 case SIGHUP: input.yield(.reload)
                 case SIGUSR1: input.yield(.updateAll)
@@ -42,11 +42,20 @@ struct Run: AsyncParsableCommand {
             makeUpdater: { makeUpdater($0, logger: logger, hooks: hooks) },
             notifier: SystemdNotifier(), logger: logger)
         daemon.executor = ThreadPoolExecutor.shared
+        // watch_configuration: a changed file reloads as SIGHUP does; a reload may turn it on or off.
+        let configWatcher = ConfigWatcher(configPath: path, logger: logger) { file in
+            logger.info("configuration changed; reloading", metadata: ["file": "\(file)"])
+            input.yield(.reload)
+        }
+        configWatcher.set(enabled: configuration.watchConfiguration)
         let options = global
-        daemon.applied = { options.apply($0) }
+        daemon.applied = { configuration in
+            options.apply(configuration)
+            configWatcher.set(enabled: configuration.watchConfiguration)
+        }
         await daemon.run(triggers: triggers)
         await hooks.stop()  // within the kill grace, well inside the unit's TimeoutStopSec=
-        withExtendedLifetime(watcher) {}
+        withExtendedLifetime(signals) {}
     }
 
     /// A reloaded configuration may name new directories: they are made ready before it is

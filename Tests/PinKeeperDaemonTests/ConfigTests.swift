@@ -280,6 +280,27 @@ struct ConfigTests {
         try Self.expectError(loaded, file: loaded.dropIn("b.toml"), store: nil, key: "log_format", "daemon-wide")
     }
 
+    // MARK: watch_configuration (daemon-wide)
+
+    @Test func watchConfigurationDefaultsToFalse() throws {
+        #expect(try Self.load(Self.store()).config().watchConfiguration == false)
+    }
+
+    @Test(arguments: [true, false])
+    func watchConfigurationIsRead(_ value: Bool) throws {
+        #expect(try Self.load("watch_configuration = \(value)\n" + Self.store()).config().watchConfiguration == value)
+    }
+
+    @Test(arguments: ["\"true\"", "1", "\"yes\""])
+    func watchConfigurationIsABoolean(_ value: String) throws {
+        try Self.expectError(Self.load("watch_configuration = \(value)\n"), store: nil, key: "watch_configuration", "must be true or false")
+    }
+
+    @Test func watchConfigurationInADropInSaysWhereItBelongs() throws {
+        let loaded = try Self.load("", dropIns: ["b.toml": "watch_configuration = true\n"])
+        try Self.expectError(loaded, file: loaded.dropIn("b.toml"), store: nil, key: "watch_configuration", "daemon-wide")
+    }
+
     // MARK: Errors in the main file
 
     @Test func unknownTopLevelKeySuggestsTheNearestKey() throws {

@@ -7,7 +7,7 @@ import PinKeeper
 public enum ConfigLoader {
     public static let defaultPath = "/etc/pinkeeper/pinkeeper.toml"
     /// The daemon-wide keys, which only the main file may set, above its first table.
-    static let topLevelKeys = ["cache_directory", "state_directory", "metrics_file", "concurrency", "log_format"]
+    static let topLevelKeys = ["cache_directory", "state_directory", "metrics_file", "concurrency", "log_format", "watch_configuration"]
     /// The keys of `[defaults]`, which every store may set too.
     static let defaultsKeys = PolicyKeys.all + ProbeKeys.all
 
@@ -45,6 +45,7 @@ public enum ConfigLoader {
             metricsFile: try absolutePath(main, "metrics_file", file: path),
             concurrency: try concurrency(main, file: path),
             logFormat: try logFormat(main, file: path),
+            watchConfiguration: try flag(main, "watch_configuration", file: path) ?? false,
             stores: stores.values.sorted { $0.id < $1.id },
             sources: sources)
         try FileClaims.check(configuration, mainFile: path)
@@ -158,6 +159,12 @@ public enum ConfigLoader {
             throw ConfigError(file: file, key: "log_format", "must be \(names) (how lines on stderr are written when it is not the journal)")
         }
         return format
+    }
+
+    private static func flag(_ table: TOMLTable, _ key: String, file: String) throws(ConfigError) -> Bool? {
+        guard let value = table[key] else { return nil }
+        guard let flag = value.bool else { throw ConfigError(file: file, key: key, "must be true or false") }
+        return flag
     }
 
     private static func directory(

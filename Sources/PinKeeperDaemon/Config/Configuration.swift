@@ -9,6 +9,8 @@ public struct Configuration: Sendable {
     public var concurrency = Configuration.defaultConcurrency
     /// How events are written on stderr when it is not the journal.
     public var logFormat = LogFormat.logfmt
+    /// `run` reloads by itself when the configuration files change (`ConfigWatcher`).
+    public var watchConfiguration = false
     /// Stores in id order.
     public var stores: [StoreConfig]
     /// The files this configuration was read from, for messages.

@@ -8,19 +8,22 @@ import Testing
 /// would add one a second for the daemon's whole life.
 @Suite("An idle daemon sleeps")
 struct IdleWakeupTests {
-    @Test("no context switches in 5 s after READY with three stores and no watchdog", .timeLimit(.minutes(3)))
-    func noWakeUps() async throws {
+    @Test(
+        "no context switches in 5 s after READY with three stores and no watchdog, watching the configuration or not", .timeLimit(.minutes(3)),
+        arguments: [false, true])
+    func noWakeUps(watching: Bool) async throws {
         let server = try FixtureServer()
         let sandbox = try Sandbox()
         let stores = ["a", "b", "c"]
         for store in stores { try server.route(store, Lists.route(entries: [Lists.entry("\(store).example.com", 1)])) }
-        let config = try sandbox.writeConfig(stores.map { ($0, server.url($0), "challenge") })
+        let config = try sandbox.writeConfig(stores.map { ($0, server.url($0), "challenge") }, extra: "watch_configuration = \(watching)")
         let socket = try NotifySocket(abstract: false)
         let daemon = try DaemonProcess(config: config, environment: ["NOTIFY_SOCKET": socket.address])
         let messages = socket.collect(until: { $0.contains("READY=1") }, timeout: 15)
         try #require(messages.last?.contains("READY=1") == true, "got \(messages)")
         try await Task.sleep(for: .seconds(1))  // the pass's transfer and file threads end
         let before = Self.switchesPerThread(of: daemon.pid)
+        #expect(before.keys.contains { Self.name(of: $0, in: daemon.pid) == "pinkeeper-watch" } == watching)
         try await Task.sleep(for: .seconds(5))
         let after = Self.switchesPerThread(of: daemon.pid)
         // Per thread, so a thread that ended in the window cannot hide another's wake-ups.

@@ -82,21 +82,24 @@ extension Sandbox {
         cacheDirectory: String? = nil, stateDirectory: String? = nil
     ) throws -> String {
         var text = "cache_directory = \"\(cacheDirectory ?? cache.path)\"\nstate_directory = \"\(stateDirectory ?? state.path)\"\n\(extra)\n"
-        for store in stores {
-            text += """
-                [stores.\(store.id)]
-                url = "\(store.url)"
-                public_key = "\(TestEnvironment.publicKey())"
-                mode = "\(store.mode)"
-                ca_file = "\(TestEnvironment.certificate("ca.pem"))"
-                request_timeout = "10s"
-                \(storeExtra)
-
-                """
-        }
+        for store in stores { text += storeTable(store, extra: storeExtra) }
         let path = root.appendingPathComponent("pinkeeper.toml").path
         try text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)
         _ = Glibc.rename(path + ".tmp", path)
         return path
+    }
+
+    /// One `[stores.ID]` table on the fixture server, as `writeConfig` writes it.
+    func storeTable(_ store: (id: String, url: String, mode: String), extra: String = "") -> String {
+        """
+        [stores.\(store.id)]
+        url = "\(store.url)"
+        public_key = "\(TestEnvironment.publicKey())"
+        mode = "\(store.mode)"
+        ca_file = "\(TestEnvironment.certificate("ca.pem"))"
+        request_timeout = "10s"
+        \(extra)
+
+        """
     }
 }

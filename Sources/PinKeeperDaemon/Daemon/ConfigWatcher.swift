@@ -1,0 +1,90 @@
+import Glibc
+import Logging
+import Synchronization
+
+/// `watch_configuration`: notices that the configuration file or `stores.d/` changed and hands
+/// the changed path to `onChange`, which `run` turns into the same reload as SIGHUP. Kubernetes
+/// replaces a mounted ConfigMap by renaming a new `..data` symlink over the old one and then
+/// deleting the old files, editors rename a new file over the old or write it in place: inotify
+/// on the directories sees each of them. A burst of changes is acted on once, 500 ms after the
+/// last (`Debounce`), and the watches are set up again before `onChange`, because the directories
+/// the paths resolve to may just have been replaced; anything changed after that is seen again.
+public final class ConfigWatcher: Sendable {
+    static let quiet: Duration = .milliseconds(500)
+    static let longest: Duration = .seconds(5)
+    static let mask = Int32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
+
+    private let configPath: String
+    private let logger: Logger
+    private let onChange: @Sendable (String) -> Void
+    private let state = Mutex((enabled: false, started: false))
+
+    public init(configPath: String, logger: Logger, onChange: @escaping @Sendable (String) -> Void) {
+        self.configPath = configPath
+        self.logger = logger
+        self.onChange = onChange
+    }
+
+    /// From `watch_configuration`, at start and after every reload. The thread starts the first
+    /// time it is turned on and then stays, asleep in `poll` between changes; while off, changes
+    /// are ignored.
+    public func set(enabled: Bool) {
+        let start = state.withLock { state in
+            state.enabled = enabled
+            defer { state.started = state.started || enabled }
+            return enabled && !state.started
+        }
+        if start { BlockingWork.start(named: "pinkeeper-watch") { [self] in watch() } }
+    }
+
+    private var enabled: Bool { state.withLock { $0.enabled } }
+
+    private func watch() {
+        let inotify: Inotify
+        do {
+            inotify = try Inotify()
+        } catch {
+            logger.error("configuration changes are not watched; reload with SIGHUP", metadata: ["reason": "\(error)"])
+            return
+        }
+        var watches = rewatch(inotify, replacing: [:])
+        var debounce = Debounce(quiet: Self.quiet, longest: Self.longest)
+        var changed: String?
+        while true {
+            for event in inotify.wait(milliseconds: debounce.pollTimeout(.now)) {
+                guard let path = WatchTarget.changedPath(event, watches), enabled else { continue }
+                debounce.note(.now)
+                changed = changed ?? path
+            }
+            guard debounce.isDue(.now) else { continue }
+            debounce.reset()
+            watches = rewatch(inotify, replacing: watches)
+            if let path = changed, enabled { onChange(path) }
+            changed = nil
+        }
+    }
+
+    /// Watches what the paths resolve to now and drops the watches no longer needed.
+    private func rewatch(_ inotify: Inotify, replacing old: [Int32: WatchTarget]) -> [Int32: WatchTarget] {
+        var watches: [Int32: WatchTarget] = [:]
+        for target in WatchTarget.targets(configPath: configPath, resolve: Self.resolve) {
+            switch inotify.watch(target.directory, mask: Self.mask) {
+            case .success(let watch): watches[watch] = target
+            case .failure(let error) where error.code == ENOENT || error.code == ENOTDIR: continue  // no stores.d: nothing to watch
+            case .failure(let error):
+                logger.warning(
+                    "configuration changes in a directory are not watched; reload with SIGHUP",
+                    metadata: ["file": "\(target.directory)", "reason": "\(error)"])
+            }
+        }
+        for watch in old.keys where watches[watch] == nil { inotify.remove(watch) }
+        return watches
+    }
+
+    /// The path with every symlink resolved, or nil when it does not exist.
+    static func resolve(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
+    }
+}

@@ -14,8 +14,9 @@
 #      read-only, without network, and answers `trusted` (and `untrusted` for a pin it lacks);
 #      the orphan that a change hook leaves is reaped by tini (and stays a zombie in a control
 #      container without tini); the health check (and its failure for a store without pins);
-#      the log lines on stderr (podman logs) with their fields; an arbitrary UID (--user 4242,
-#      its volumes chowned by an init step); `podman stop` ends the daemon with exit status 0
+#      a ConfigMap-style swap of ..data that adds a store, which is then published; the log
+#      lines on stderr (podman logs) with their fields; an arbitrary UID (--user 4242, its
+#      volumes chowned by an init step); `podman stop` ends the daemon with exit status 0
 #      within 2 s.
 # Each check prints PASS or FAIL with a reason, then the totals and the time; exits 1 if any
 # check failed.
@@ -303,6 +304,16 @@ else
     check_fail health "daemon: '$health' (exit $rc), expected healthy; control with an empty store: '$control_health' (exit $control_rc), expected unhealthy"
 fi
 
+step "a ConfigMap update: ..data swapped to a version with one more store"
+fixture_store_toml fixture-static static static /etc/pinkeeper/test-ca.pem >"$staged/stores.d/fixture-static.toml"
+configmap_publish
+why=''
+if wait_for_file "$cache/fixture-static.json" 20 && why=$(cache_has_pins "$cache/fixture-static.json" "$fp3"); then
+    check_pass configmap-swap "after the ..data swap the new store was published without a signal: $why"
+else
+    check_fail configmap-swap "no fixture-static.json 20 s after the ..data swap: ${why:-missing}; log: $(podman logs --tail 3 "$daemon" 2>&1 | one_line)"
+fi
+
 step "log lines on stderr, in podman logs"
 # podman logs writes what the container wrote to stderr on its own stderr.
 podman logs "$daemon" 2>"$logs/$daemon.stderr" >"$logs/$daemon.stdout"
@@ -310,10 +321,11 @@ podman logs "$daemon" 2>"$logs/$daemon.stderr" >"$logs/$daemon.stdout"
 update_line=$(grep -E '^time=[0-9TZ:.-]+ level=info msg="update succeeded" ' "$logs/$daemon.stderr" |
     grep -E ' message_id=fea0a00742744d54a3c895f02958cb80( |$)' | grep -E ' store=fixture( |$)' |
     grep -E ' pins=2( |$)' | grep -m1 -E ' result=ok( |$)')
-if [[ -n $update_line && ! -s $logs/$daemon.stdout ]]; then
-    check_pass logs "on stderr, one line per event with its fields: '$update_line'"
+reload_line=$(grep -m1 -E '^time=[^ ]+ level=info msg="configuration reloaded" stores=2( |$)' "$logs/$daemon.stderr")
+if [[ -n $update_line && -n $reload_line && ! -s $logs/$daemon.stdout ]]; then
+    check_pass logs "on stderr, one line per event with its fields: '$update_line'; after the swap: '$reload_line'"
 else
-    check_fail logs "stderr has no logfmt update line with time, level=info, message_id, store=fixture, pins=2, result=ok ('$update_line'), or stdout is not empty ($(wc -l <"$logs/$daemon.stdout") lines); stderr ends: $(tail -n 3 "$logs/$daemon.stderr" | one_line)"
+    check_fail logs "stderr has no logfmt update line with time, level=info, message_id, store=fixture, pins=2, result=ok ('$update_line') or reload line with stores=2 ('$reload_line'), or stdout is not empty ($(wc -l <"$logs/$daemon.stdout") lines); stderr ends: $(tail -n 3 "$logs/$daemon.stderr" | one_line)"
 fi
 
 step "an arbitrary UID: --user 4242, volumes chowned by an init step"

@@ -14,7 +14,8 @@
 
 IMAGE        ?= localhost/pinkeeper:$(PK_VERSION)
 IMAGE_BASE   ?=
-IMAGE_SOURCE ?= $(shell git -C $(PK_TOP) remote get-url origin 2>/dev/null)
+# The repository's address for the source label: origin's, when it is a URL (not a local path).
+IMAGE_SOURCE ?= $(filter https://% http://% ssh://% git@%,$(shell git -C $(PK_TOP) remote get-url origin 2>/dev/null))
 IMAGE_CTX    := $(PK_TOP)/.build/image/context
 IMAGE_DEB     = $(PK_DEBOUT)/pinkeeper_$(PK_VERSION)_$(shell dpkg --print-architecture).deb
 export CONTAINERS_CONF ?= $(PK_TOP)/packaging/container/test/containers.conf

@@ -30,7 +30,8 @@ release: deps
 
 # No Foundation import in Sources/ (static binary size and memory), no upward use between the
 # daemon's folders (docs/architecture.md), swift format's lint, unit and integration tests
-# (Swift Testing), then the systemd unit, man page and alert rule checks.
+# (Swift Testing), then the systemd unit, man page and alert rule checks, and the Kubernetes
+# manifests against the API schemas (k8s-check).
 test: deps
 	scripts/check-no-foundation.sh
 	scripts/check-layers.py
@@ -44,6 +45,7 @@ test: deps
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-node
 	$(MAKE) --no-print-directory alert-rules-check
+	$(MAKE) --no-print-directory k8s-check
 
 # The layout and rules of .swift-format (README); `swift format format --in-place --recursive
 # Sources Tests Package.swift` fixes the layout it reports.
@@ -90,3 +92,5 @@ include packaging/packaging.mk
 include readers/java/java.mk
 include readers/go/go.mk
 include readers/node/node.mk
+include packaging/container/container.mk
+include packaging/kubernetes/kubernetes.mk

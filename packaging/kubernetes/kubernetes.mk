@@ -1,0 +1,25 @@
+# packaging/kubernetes/kubernetes.mk: `make k8s-check`, run by `make test`. Included from the
+# top-level Makefile.
+#
+# Every manifest in packaging/kubernetes/ against the API schemas that kubernetes-validate
+# (PyPI) bundles, offline and without a cluster; --strict also rejects unknown fields, so a
+# misspelt securityContext key fails instead of being dropped by the API server. Checked for
+# 1.29 (the oldest release whose native sidecars, deployment.yaml's restartPolicy: Always
+# initContainer, are on by default) and for the newest release the package knows. Then the
+# configuration the pods would mount, projected as kubelet lays it out, through `pinkeeper
+# check-config` of a debug build (scripts/check-k8s-config.py).
+
+K8S_MANIFESTS = $(sort $(wildcard $(PK_TOP)/packaging/kubernetes/*/*.yaml))
+K8S_VERSIONS ?= 1.29.0 latest
+
+.PHONY: k8s-check
+
+k8s-check:
+	@python3 -c 'import kubernetes_validate' 2>/dev/null || { \
+	  echo "installing the Python kubernetes-validate package"; python3 -m pip install --quiet kubernetes-validate; }
+	@for v in $(K8S_VERSIONS); do \
+	  python3 -m kubernetes_validate --strict --quiet $$([ $$v = latest ] || echo -k $$v) $(K8S_MANIFESTS) || exit 1; \
+	  [ $$v = latest ] && v="$$(python3 -m kubernetes_validate --version) (the newest it knows)"; \
+	  echo "k8s-check: $(words $(K8S_MANIFESTS)) manifests valid (--strict) for Kubernetes $$v"; done
+	@$(SWIFT) build $(SWIFT_FLAGS) --product pinkeeper >/dev/null
+	@$(PK_TOP)/scripts/check-k8s-config.py "$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/pinkeeper" $(K8S_MANIFESTS)

@@ -76,7 +76,7 @@ public enum DataDirectories {
     /// container's volume (an emptyDir is root's, mode 0777; a new hostPath root's, 0755).
     static var ownershipFix: String {
         "chown it to \(user(geteuid())) and chmod it 0755 before pinkeeper starts; "
-            + "in a container, with an init container that runs chown and chmod, or podman's :U volume option"
+            + "in a container, with an init container that runs chown and chmod, or podman's :U on a bind mount"
     }
 
     /// `uid 4242`, or `uid 998 (pinkeeper)` when the user database names it.

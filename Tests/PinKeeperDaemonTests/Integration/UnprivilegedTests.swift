@@ -80,7 +80,7 @@ struct UnprivilegedTests {
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         for fragment in [
             "the cache directory \(sandbox.cache.path) \(problem)", "chown it to uid 4242 and chmod it 0755 before pinkeeper starts",
-            "init container", "podman's :U volume option",
+            "init container", "podman's :U on a bind mount",
         ] {
             #expect(result.stderr.contains(fragment), "\(fragment): \(result.stderr)")
         }

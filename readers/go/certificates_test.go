@@ -4,6 +4,8 @@ import (
 	"encoding/pem"
 	"strings"
 	"testing"
+
+	"pinkeeper.local/reader/internal/testpki"
 )
 
 // der is one DER element with a short- or long-form length.
@@ -74,21 +76,21 @@ func TestTheMostSpecificCommonNameIsReadFromDER(t *testing.T) {
 
 func TestCommonNameOfACertificateIsNotGosSubjectCommonName(t *testing.T) {
 	p := thePKI(t)
-	t61 := issue(t, certificateSpec{rawSubject: subject(relative(attribute(true, 0x14, []byte("caf\xe9.example"))))}, &p.intermediate)
-	if name, ok := CommonName(t61.certificate); !ok || name != "café.example" {
+	t61 := testpki.Issue(t, testpki.Spec{RawSubject: subject(relative(attribute(true, 0x14, []byte("caf\xe9.example"))))}, &p.intermediate)
+	if name, ok := CommonName(t61.Certificate); !ok || name != "café.example" {
 		t.Fatalf("CommonName: %q %v", name, ok)
 	}
-	if t61.certificate.Subject.CommonName == "café.example" {
+	if t61.Certificate.Subject.CommonName == "café.example" {
 		t.Fatal("crypto/x509 now reads a T61String as Latin-1: CommonName could use Subject.CommonName")
 	}
-	if name, ok := CommonName(p.pinned.certificate); !ok || name != testHost {
+	if name, ok := CommonName(p.pinned.Certificate); !ok || name != testHost {
 		t.Fatalf("CommonName: %q %v", name, ok)
 	}
 }
 
 func TestCertificateFilesArePEMOrDER(t *testing.T) {
 	p := thePKI(t)
-	leaf, intermediate := p.pinned.certificate.Raw, p.intermediate.certificate.Raw
+	leaf, intermediate := p.pinned.Certificate.Raw, p.intermediate.Certificate.Raw
 	block := func(kind string, data []byte) string {
 		return string(pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: data}))
 	}

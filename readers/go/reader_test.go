@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"pinkeeper.local/reader/internal/testfiles"
+	"pinkeeper.local/reader/internal/testpki"
 )
 
 func digestOf(b byte) []byte {
@@ -29,6 +32,18 @@ var (
 	pin1 = digestOf(1)
 )
 
+// newStore publishes a cache file in a new directory and opens a reader on it.
+func newStore(t *testing.T, document []byte) (*Reader, string) {
+	t.Helper()
+	directory := t.TempDir()
+	testfiles.Publish(t, directory, "banking", document)
+	reader, err := Open(Store{ID: "banking", CacheDirectory: directory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reader, directory
+}
+
 func verdictOf(t *testing.T, reader *Reader, fingerprint []byte) Verdict {
 	t.Helper()
 	return reader.Verdict(api, fingerprint, 0, at)
@@ -42,16 +57,16 @@ func problemOf(reader *Reader) string {
 }
 
 func TestANewVersionIsReadAndAnInvalidOneKeepsTheLastGoodPins(t *testing.T) {
-	reader, directory := newStore(t, cacheDocument(t, "banking", nil, entry("api.example.com", b64(1))))
+	reader, directory := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(1), 0)))
 	if verdictOf(t, reader, pin1) != Trusted {
 		t.Fatal("the first version is not in use")
 	}
-	publish(t, directory, "banking", cacheDocument(t, "banking", nil, entry("api.example.com", b64(2))))
+	testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(2), 0)))
 	if verdictOf(t, reader, pin1) != Untrusted || verdictOf(t, reader, digestOf(2)) != Trusted {
 		t.Fatal("the second version is not in use")
 	}
-	for _, invalid := range []string{"not json", `{"fingerprints": []}`, string(cacheDocument(t, "payments", nil))} {
-		publish(t, directory, "banking", []byte(invalid))
+	for _, invalid := range []string{"not json", `{"fingerprints": []}`, string(testfiles.CacheDocument(t, "payments", nil))} {
+		testfiles.Publish(t, directory, "banking", []byte(invalid))
 		if verdictOf(t, reader, digestOf(2)) != Trusted {
 			t.Fatalf("%q replaced the last good pins", invalid)
 		}
@@ -72,13 +87,13 @@ func TestANewVersionIsReadAndAnInvalidOneKeepsTheLastGoodPins(t *testing.T) {
 }
 
 func TestAnEditInPlaceIsNoticed(t *testing.T) {
-	reader, directory := newStore(t, cacheDocument(t, "banking", nil, entry("api.example.com", b64(1))))
+	reader, directory := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(1), 0)))
 	path := filepath.Join(directory, "banking.json")
 	if verdictOf(t, reader, pin1) != Trusted {
 		t.Fatal("not trusted")
 	}
 	// Same inode; the size changes.
-	writeFile(t, path, cacheDocument(t, "banking", nil, entry("api.example.com", b64(2)), entry("www.example.com", b64(3))))
+	testfiles.WriteFile(t, path, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(2), 0), testfiles.Pin("www.example.com", b64(3), 0)))
 	if verdictOf(t, reader, pin1) != Untrusted {
 		t.Fatal("the edit was not noticed")
 	}
@@ -86,7 +101,7 @@ func TestAnEditInPlaceIsNoticed(t *testing.T) {
 
 func TestInvalidOrUnreadableAtOpenIsAnError(t *testing.T) {
 	directory := t.TempDir()
-	writeFile(t, filepath.Join(directory, "banking.json"), []byte("{"))
+	testfiles.WriteFile(t, filepath.Join(directory, "banking.json"), []byte("{"))
 	_, err := Open(Store{ID: "banking", CacheDirectory: directory})
 	var cacheError *CacheError
 	if !errors.As(err, &cacheError) || cacheError.Kind != Invalid || !strings.Contains(err.Error(), "is not a pinkeeper cache file: not valid JSON") {
@@ -113,7 +128,7 @@ func TestInvalidOrUnreadableAtOpenIsAnError(t *testing.T) {
 
 func TestSymlinksAndFIFOsAreRefusedWithoutWaiting(t *testing.T) {
 	directory := t.TempDir()
-	target := writeFile(t, filepath.Join(t.TempDir(), "elsewhere.json"), cacheDocument(t, "banking", nil, entry("api.example.com", b64(9))))
+	target := testfiles.WriteFile(t, filepath.Join(t.TempDir(), "elsewhere.json"), testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(9), 0)))
 	path := filepath.Join(directory, "banking.json")
 	fifo := filepath.Join(directory, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -146,7 +161,7 @@ func TestSymlinksAndFIFOsAreRefusedWithoutWaiting(t *testing.T) {
 		t.Fatalf("FIFO at open: %v", err)
 	}
 
-	publish(t, directory, "banking", cacheDocument(t, "banking", nil, entry("api.example.com", b64(1))))
+	testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(1), 0)))
 	reader, err := Open(Store{ID: "banking", CacheDirectory: directory})
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +181,7 @@ func TestSymlinksAndFIFOsAreRefusedWithoutWaiting(t *testing.T) {
 }
 
 func TestFilesLargerThan64MiBAreRefused(t *testing.T) {
-	reader, directory := newStore(t, cacheDocument(t, "banking", nil, entry("api.example.com", b64(1))))
+	reader, directory := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(1), 0)))
 	large := filepath.Join(directory, ".large")
 	file, err := os.Create(large)
 	if err != nil {
@@ -186,7 +201,7 @@ func TestFilesLargerThan64MiBAreRefused(t *testing.T) {
 
 func TestFallbackPinsAndExpectedNames(t *testing.T) {
 	directory := t.TempDir()
-	fallback := writeFile(t, filepath.Join(t.TempDir(), "fallback.json"),
+	fallback := testfiles.WriteFile(t, filepath.Join(t.TempDir(), "fallback.json"),
 		[]byte(`{"fingerprints": [{"name": "api.example.com", "fingerprint": "`+b64(4)+`", "expires": 4102444800}]}`))
 	link := filepath.Join(t.TempDir(), "fallback-link.json")
 	if err := os.Symlink(fallback, link); err != nil {
@@ -230,7 +245,7 @@ func TestFallbackPinsAndExpectedNames(t *testing.T) {
 
 // A question never waits for another's reading, and every answer comes from one whole version.
 func TestConcurrentQuestionsDuringReplacements(t *testing.T) {
-	reader, directory := newStore(t, cacheDocument(t, "banking", nil, entry("api.example.com", b64(1)), entry("api.example.com", b64(2))))
+	reader, directory := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(1), 0), testfiles.Pin("api.example.com", b64(2), 0)))
 	var wait sync.WaitGroup
 	stop := make(chan struct{})
 	failures := make(chan string, 8)
@@ -254,13 +269,13 @@ func TestConcurrentQuestionsDuringReplacements(t *testing.T) {
 	}
 	for round := 0; round < 200; round++ {
 		other := byte(1 + 2*(round%2))
-		publish(t, directory, "banking", cacheDocument(t, "banking", nil, entry("api.example.com", b64(other)), entry("api.example.com", b64(2))))
+		testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(other), 0), testfiles.Pin("api.example.com", b64(2), 0)))
 	}
 	close(stop)
 	wait.Wait()
 	// A last version of another size: an inode number freed by a replacement may come back
 	// with the same size and modification time, within the file system's time granularity.
-	publish(t, directory, "banking", cacheDocument(t, "banking", nil, entry("api.example.com", b64(5)), entry("api.example.com", b64(2)), entry("www.example.com", b64(1))))
+	testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(5), 0), testfiles.Pin("api.example.com", b64(2), 0), testfiles.Pin("www.example.com", b64(1), 0)))
 	select {
 	case failure := <-failures:
 		t.Fatalf("an answer during a replacement: %s", failure)
@@ -273,10 +288,10 @@ func TestConcurrentQuestionsDuringReplacements(t *testing.T) {
 
 func TestVerdictForVerifiedChainsMatchesADepthInAnyChain(t *testing.T) {
 	p := thePKI(t)
-	reader, _ := newStore(t, cacheDocument(t, "banking", nil, testEntry{"api.example.com", p.otherIntermediate.fingerprint(), farFuture, 1}))
-	viaIntermediate := issue(t, certificateSpec{commonName: testHost, dnsNames: []string{testHost}}, &p.otherIntermediate)
-	first := []*x509.Certificate{viaIntermediate.certificate, p.intermediate.certificate, p.root.certificate}
-	second := []*x509.Certificate{viaIntermediate.certificate, p.otherIntermediate.certificate, p.root.certificate}
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", p.otherIntermediate.Fingerprint(), 1)))
+	viaIntermediate := testpki.Issue(t, testpki.Spec{CommonName: testHost, DNSNames: []string{testHost}}, &p.otherIntermediate)
+	first := []*x509.Certificate{viaIntermediate.Certificate, p.intermediate.Certificate, p.root.Certificate}
+	second := []*x509.Certificate{viaIntermediate.Certificate, p.otherIntermediate.Certificate, p.root.Certificate}
 	if got := reader.VerdictForVerifiedChains(api, [][]*x509.Certificate{first}, at); got != Untrusted {
 		t.Fatalf("one chain without the pin: %v", got)
 	}

@@ -120,30 +120,23 @@ func (p *jsonParser) value(depth int) (*jsonValue, error) {
 
 func (p *jsonParser) object(depth int) (*jsonValue, error) {
 	object := &jsonValue{kind: jsonObject, members: map[string]*jsonValue{}}
-	p.at++ // {
-	p.space()
-	if p.at < len(p.data) && p.data[p.at] == '}' {
-		p.at++
-		return object, nil
-	}
-	for {
-		p.space()
+	err := p.elements('}', func() error {
 		if p.at >= len(p.data) || p.data[p.at] != '"' {
-			return nil, p.fail("expected a member name")
+			return p.fail("expected a member name")
 		}
 		name, err := p.string()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.space()
 		if p.at >= len(p.data) || p.data[p.at] != ':' {
-			return nil, p.fail("expected ':'")
+			return p.fail("expected ':'")
 		}
 		p.at++
 		p.space()
 		value, err := p.value(depth + 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// Names compare after unescaping: "name" and "n\u0061me" are one member given twice.
 		if _, given := object.members[name]; given {
@@ -151,49 +144,56 @@ func (p *jsonParser) object(depth int) (*jsonValue, error) {
 		} else {
 			object.members[name] = value
 		}
-		p.space()
-		if p.at >= len(p.data) {
-			return nil, p.fail("unexpected end")
-		}
-		switch p.data[p.at] {
-		case ',':
-			p.at++
-		case '}':
-			p.at++
-			return object, nil
-		default:
-			return nil, p.fail("expected ',' or '}'")
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return object, nil
 }
 
 func (p *jsonParser) array(depth int) (*jsonValue, error) {
 	array := &jsonValue{kind: jsonArray}
-	p.at++ // [
+	err := p.elements(']', func() error {
+		item, err := p.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		array.items = append(array.items, item)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return array, nil
+}
+
+// elements reads a container from its opening bracket at p.at to closer, past it: element
+// reads one member or item (white space before it skipped), then a ',' or the closer follows.
+func (p *jsonParser) elements(closer byte, element func() error) error {
+	p.at++ // { or [
 	p.space()
-	if p.at < len(p.data) && p.data[p.at] == ']' {
+	if p.at < len(p.data) && p.data[p.at] == closer {
 		p.at++
-		return array, nil
+		return nil
 	}
 	for {
 		p.space()
-		item, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
+		if err := element(); err != nil {
+			return err
 		}
-		array.items = append(array.items, item)
 		p.space()
 		if p.at >= len(p.data) {
-			return nil, p.fail("unexpected end")
+			return p.fail("unexpected end")
 		}
 		switch p.data[p.at] {
 		case ',':
 			p.at++
-		case ']':
+		case closer:
 			p.at++
-			return array, nil
+			return nil
 		default:
-			return nil, p.fail("expected ',' or ']'")
+			return p.fail("expected ',' or '" + string(closer) + "'")
 		}
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pinkeeper.local/reader/internal/testfiles"
+	"pinkeeper.local/reader/internal/testpki"
 )
 
 // HTTPS servers on loopback, with certificates made at test time, and clients of net/http and
@@ -27,9 +30,9 @@ import (
 const testHost = "api.example.com"
 
 type testPKI struct {
-	root, intermediate, otherIntermediate, otherRoot issued
-	pinned, unpinned, stray, wrongCommonName         issued
-	untrusted, addressed                             issued
+	root, intermediate, otherIntermediate, otherRoot testpki.Issued
+	pinned, unpinned, stray, wrongCommonName         testpki.Issued
+	untrusted, addressed                             testpki.Issued
 	roots                                            *x509.CertPool
 }
 
@@ -41,12 +44,12 @@ var (
 func thePKI(t *testing.T) *testPKI {
 	pkiOnce.Do(func() {
 		p := &testPKI{}
-		p.root = issue(t, certificateSpec{commonName: "pinkeeper test root", isCA: true}, nil)
-		p.intermediate = issue(t, certificateSpec{commonName: "pinkeeper test intermediate", isCA: true}, &p.root)
-		p.otherIntermediate = issue(t, certificateSpec{commonName: "pinkeeper other intermediate", isCA: true}, &p.root)
-		p.otherRoot = issue(t, certificateSpec{commonName: "untrusted root", isCA: true}, nil)
-		leaf := func(commonName string, issuer *issued) issued {
-			return issue(t, certificateSpec{commonName: commonName, dnsNames: []string{testHost}}, issuer)
+		p.root = testpki.Issue(t, testpki.Spec{CommonName: "pinkeeper test root", IsCA: true}, nil)
+		p.intermediate = testpki.Issue(t, testpki.Spec{CommonName: "pinkeeper test intermediate", IsCA: true}, &p.root)
+		p.otherIntermediate = testpki.Issue(t, testpki.Spec{CommonName: "pinkeeper other intermediate", IsCA: true}, &p.root)
+		p.otherRoot = testpki.Issue(t, testpki.Spec{CommonName: "untrusted root", IsCA: true}, nil)
+		leaf := func(commonName string, issuer *testpki.Issued) testpki.Issued {
+			return testpki.Issue(t, testpki.Spec{CommonName: commonName, DNSNames: []string{testHost}}, issuer)
 		}
 		p.pinned = leaf(testHost, &p.intermediate)
 		p.unpinned = leaf(testHost, &p.intermediate)
@@ -54,9 +57,9 @@ func thePKI(t *testing.T) *testPKI {
 		// For api.example.com, with a CN the certificate's holder chose (PROTOCOL.md §5.1).
 		p.wrongCommonName = leaf("unlisted.example", &p.intermediate)
 		p.untrusted = leaf(testHost, &p.otherRoot)
-		p.addressed = issue(t, certificateSpec{commonName: "127.0.0.1", ips: []net.IP{net.IPv4(127, 0, 0, 1)}}, &p.intermediate)
+		p.addressed = testpki.Issue(t, testpki.Spec{CommonName: "127.0.0.1", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}}, &p.intermediate)
 		p.roots = x509.NewCertPool()
-		p.roots.AddCert(p.root.certificate)
+		p.roots.AddCert(p.root.Certificate)
 		sharedPKI = p
 	})
 	if sharedPKI == nil {
@@ -73,20 +76,20 @@ type testServer struct {
 	handshake atomic.Int32
 }
 
-func startServer(t *testing.T, http2 bool, leaf issued, extra ...issued) *testServer {
+func startServer(t *testing.T, http2 bool, leaf testpki.Issued, extra ...testpki.Issued) *testServer {
 	t.Helper()
 	server := &testServer{}
 	server.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		server.requests.Add(1)
 		_, _ = io.WriteString(w, "hello")
 	}))
-	chain := [][]byte{leaf.certificate.Raw}
+	chain := [][]byte{leaf.Certificate.Raw}
 	for _, certificate := range extra {
-		chain = append(chain, certificate.certificate.Raw)
+		chain = append(chain, certificate.Certificate.Raw)
 	}
 	server.EnableHTTP2 = http2
 	server.TLS = &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: chain, PrivateKey: leaf.key}},
+		Certificates: []tls.Certificate{{Certificate: chain, PrivateKey: leaf.Key}},
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			server.handshake.Add(1)
 			if cs.DidResume {
@@ -176,15 +179,15 @@ func mustRefuse(t *testing.T, what string, server *testServer, transport *http.T
 
 func TestPinnedServersPassOverHTTP1AndHTTP2(t *testing.T) {
 	p := thePKI(t)
-	reader, _ := newStore(t, cacheDocument(t, "banking", nil,
-		entry(testHost, p.pinned.fingerprint()), testEntry{testHost, p.otherIntermediate.fingerprint(), farFuture, 1}))
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil,
+		testfiles.Pin(testHost, p.pinned.Fingerprint(), 0), testfiles.Pin(testHost, p.otherIntermediate.Fingerprint(), 1)))
 	for _, http2 := range []bool{false, true} {
 		leafPinned := startServer(t, http2, p.pinned, p.intermediate)
 		if protocol := mustPass(t, "pinned leaf", leafPinned, pinnedTransport(reader, leafPinned, nil), testHost); protocol != map[bool]int{false: 1, true: 2}[http2] {
 			t.Fatalf("HTTP/%d, expected HTTP/2: %v", protocol, http2)
 		}
 		// The other intermediate is pinned at depth 1 and is the issuer in the verified chain.
-		viaIntermediate := issue(t, certificateSpec{commonName: testHost, dnsNames: []string{testHost}}, &p.otherIntermediate)
+		viaIntermediate := testpki.Issue(t, testpki.Spec{CommonName: testHost, DNSNames: []string{testHost}}, &p.otherIntermediate)
 		depthPinned := startServer(t, http2, viaIntermediate, p.otherIntermediate)
 		mustPass(t, "intermediate pinned at depth 1", depthPinned, pinnedTransport(reader, depthPinned, nil), testHost)
 	}
@@ -192,14 +195,12 @@ func TestPinnedServersPassOverHTTP1AndHTTP2(t *testing.T) {
 
 func TestAttacksAreRefusedBeforeAnyRequest(t *testing.T) {
 	p := thePKI(t)
-	domains := map[string]interface{}{"sslPinningRequiredForUnlisted": false,
-		"domains": []map[string]interface{}{{"name": testHost, "sslPinningRequired": true}}}
-	reader, _ := newStore(t, cacheDocument(t, "banking", domains,
-		entry(testHost, p.pinned.fingerprint()),
-		entry("other.example.com", p.unpinned.fingerprint()),
-		entry("other.example.com", p.untrusted.fingerprint()),
-		entry(testHost, p.untrusted.fingerprint()),
-		testEntry{testHost, p.otherIntermediate.fingerprint(), farFuture, 2}))
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", testfiles.PinningRequiredOnlyFor(testHost),
+		testfiles.Pin(testHost, p.pinned.Fingerprint(), 0),
+		testfiles.Pin("other.example.com", p.unpinned.Fingerprint(), 0),
+		testfiles.Pin("other.example.com", p.untrusted.Fingerprint(), 0),
+		testfiles.Pin(testHost, p.untrusted.Fingerprint(), 0),
+		testfiles.Pin(testHost, p.otherIntermediate.Fingerprint(), 2)))
 
 	// Controls: what a helper without each defence would do.
 	plain := &tls.Config{RootCAs: p.roots}
@@ -222,16 +223,16 @@ func TestAttacksAreRefusedBeforeAnyRequest(t *testing.T) {
 
 	attacks := []struct {
 		name    string
-		leaf    issued
-		extra   []issued
+		leaf    testpki.Issued
+		extra   []testpki.Issued
 		control *tls.Config
 		reason  string
 	}{
-		{"an unpinned certificate", p.stray, []issued{p.intermediate}, plain, "(untrusted)"},
-		{"a certificate pinned for another host", p.unpinned, []issued{p.intermediate}, plain, "(untrusted)"},
+		{"an unpinned certificate", p.stray, []testpki.Issued{p.intermediate}, plain, "(untrusted)"},
+		{"a certificate pinned for another host", p.unpinned, []testpki.Issued{p.intermediate}, plain, "(untrusted)"},
 		{"a pinned certificate from an untrusted authority", p.untrusted, nil, skipVerify, "certificate signed by unknown authority"},
-		{"a pinned intermediate appended outside the verified path", p.unpinned, []issued{p.intermediate, p.otherIntermediate}, presentedChain, "(untrusted)"},
-		{"a common name other than the required host (§5.1)", p.wrongCommonName, []issued{p.intermediate}, commonNameOnly, "(certificate common name 'unlisted.example') (untrusted)"},
+		{"a pinned intermediate appended outside the verified path", p.unpinned, []testpki.Issued{p.intermediate, p.otherIntermediate}, presentedChain, "(untrusted)"},
+		{"a common name other than the required host (§5.1)", p.wrongCommonName, []testpki.Issued{p.intermediate}, commonNameOnly, "(certificate common name 'unlisted.example') (untrusted)"},
 	}
 	for _, attack := range attacks {
 		for _, http2 := range []bool{false, true} {
@@ -248,7 +249,7 @@ func TestAttacksAreRefusedBeforeAnyRequest(t *testing.T) {
 
 func TestAPinnedIntermediateMatchesOnlyInTheVerifiedChain(t *testing.T) {
 	p := thePKI(t)
-	reader, _ := newStore(t, cacheDocument(t, "banking", nil, testEntry{testHost, p.otherIntermediate.fingerprint(), farFuture, 2}))
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin(testHost, p.otherIntermediate.Fingerprint(), 2)))
 	server := startServer(t, false, p.unpinned, p.intermediate, p.otherIntermediate)
 	// Sent at position 2, but the verified chain is leaf, intermediate, root.
 	mustRefuse(t, "appended intermediate", server, pinnedTransport(reader, server, nil), testHost, "(untrusted)")
@@ -256,8 +257,8 @@ func TestAPinnedIntermediateMatchesOnlyInTheVerifiedChain(t *testing.T) {
 
 func TestConnectionsWithoutAVerifiedHostOrChainAreRefused(t *testing.T) {
 	p := thePKI(t)
-	reader, _ := newStore(t, cacheDocument(t, "banking", nil,
-		entry(testHost, p.pinned.fingerprint()), entry("127.0.0.1", p.addressed.fingerprint()), entry("", p.addressed.fingerprint())))
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil,
+		testfiles.Pin(testHost, p.pinned.Fingerprint(), 0), testfiles.Pin("127.0.0.1", p.addressed.Fingerprint(), 0), testfiles.Pin("", p.addressed.Fingerprint(), 0)))
 
 	// InsecureSkipVerify: no chain is verified, so none can be compared.
 	pinned := startServer(t, false, p.pinned, p.intermediate)
@@ -273,7 +274,7 @@ func TestConnectionsWithoutAVerifiedHostOrChainAreRefused(t *testing.T) {
 
 func TestTheCallersVerifyConnectionStillRuns(t *testing.T) {
 	p := thePKI(t)
-	reader, _ := newStore(t, cacheDocument(t, "banking", nil, entry(testHost, p.pinned.fingerprint())))
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin(testHost, p.pinned.Fingerprint(), 0)))
 	server := startServer(t, false, p.pinned, p.intermediate)
 	var calls atomic.Int32
 	theirs := &tls.Config{VerifyConnection: func(cs tls.ConnectionState) error {
@@ -294,19 +295,19 @@ func TestTheCallersVerifyConnectionStillRuns(t *testing.T) {
 // session began): new pins apply to the next connection even when it resumes a session.
 func TestResumedSessionsAreCheckedAgainstTheCurrentPins(t *testing.T) {
 	p := thePKI(t)
-	reader, directory := newStore(t, cacheDocument(t, "banking", nil, entry(testHost, p.pinned.fingerprint())))
+	reader, directory := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin(testHost, p.pinned.Fingerprint(), 0)))
 	for _, version := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 		server := startServer(t, false, p.pinned, p.intermediate)
 		base := &tls.Config{ClientSessionCache: tls.NewLRUClientSessionCache(8), MinVersion: version, MaxVersion: version}
 		transport := pinnedTransport(reader, server, base)
 		transport.DisableKeepAlives = true // a new connection (and handshake) per request
-		publish(t, directory, "banking", cacheDocument(t, "banking", nil, entry(testHost, p.pinned.fingerprint())))
+		testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, testfiles.Pin(testHost, p.pinned.Fingerprint(), 0)))
 		mustPass(t, "full handshake", server, transport, testHost)
 		mustPass(t, "resumed", server, transport, testHost)
 		if server.resumed.Load() != 1 {
 			t.Fatalf("TLS %x: %d resumed handshakes, expected 1", version, server.resumed.Load())
 		}
-		publish(t, directory, "banking", cacheDocument(t, "banking", nil, entry(testHost, p.unpinned.fingerprint())))
+		testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, testfiles.Pin(testHost, p.unpinned.Fingerprint(), 0)))
 		mustRefuse(t, "resumed after the pins changed", server, transport, testHost, "(untrusted)")
 		// The server's side of the handshake may still be running when the client gave up.
 		for deadline := time.Now().Add(5 * time.Second); server.handshake.Load() < 3 && time.Now().Before(deadline); {
@@ -320,8 +321,8 @@ func TestResumedSessionsAreCheckedAgainstTheCurrentPins(t *testing.T) {
 
 func TestTLSDialWithTheConfig(t *testing.T) {
 	p := thePKI(t)
-	reader, _ := newStore(t, cacheDocument(t, "banking", nil, entry(testHost, p.pinned.fingerprint())))
-	for _, leaf := range []issued{p.pinned, p.unpinned} {
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin(testHost, p.pinned.Fingerprint(), 0)))
+	for _, leaf := range []testpki.Issued{p.pinned, p.unpinned} {
 		server := startServer(t, false, leaf, p.intermediate)
 		config := reader.TLSConfig(&tls.Config{RootCAs: p.roots, ServerName: testHost})
 		connection, err := tls.Dial("tcp", server.Listener.Addr().String(), config)
@@ -346,9 +347,7 @@ func TestTLSDialWithTheConfig(t *testing.T) {
 // so pins apply to every spelling of it, and crypto/x509 never verifies a non-ASCII name.
 func TestHostsAreJudgedInTheFormThatWasVerified(t *testing.T) {
 	p := thePKI(t)
-	domains := map[string]interface{}{"sslPinningRequiredForUnlisted": false,
-		"domains": []map[string]interface{}{{"name": testHost, "sslPinningRequired": true}}}
-	reader, _ := newStore(t, cacheDocument(t, "banking", domains, entry(testHost, p.pinned.fingerprint())))
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", testfiles.PinningRequiredOnlyFor(testHost), testfiles.Pin(testHost, p.pinned.Fingerprint(), 0)))
 	for spelling, host := range map[string]string{"api\u3002example\u3002com": testHost, "\uff41pi.example.com": testHost, "API.example.com": "API.example.com"} {
 		attack := startServer(t, false, p.wrongCommonName, p.intermediate)
 		mustRefuse(t, spelling, attack, pinnedTransport(reader, attack, nil), spelling, "'"+host+"' (certificate common name 'unlisted.example') (untrusted)")

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +13,9 @@ import (
 	"testing"
 
 	pinkeeper "pinkeeper.local/reader"
+	"pinkeeper.local/reader/internal/conformance"
+	"pinkeeper.local/reader/internal/testfiles"
+	"pinkeeper.local/reader/internal/testpki"
 )
 
 // Every case of Tests/Conformance/cases.json through the command line, at the case's time: the
@@ -31,45 +33,14 @@ import (
 //     which admits no host (the command cannot give an empty list otherwise); in the Swift
 //     configuration, expected_common_names = [].
 
-type tableCase struct {
-	ID                  string          `json:"id"`
-	Cache               json.RawMessage `json:"cache"`
-	CacheText           *string         `json:"cache_text"`
-	CacheBase64         *string         `json:"cache_base64"`
-	PreviousCache       json.RawMessage `json:"previous_cache"`
-	Fallback            json.RawMessage `json:"fallback"`
-	ExpectedCommonNames *[]string       `json:"expected_common_names"`
-	Now                 int64           `json:"now"`
-	Question            struct {
-		Name           string   `json:"name"`
-		CommonName     *string  `json:"common_name"`
-		Fingerprint    string   `json:"fingerprint"`
-		Depth          *int64   `json:"depth"`
-		VerifiedChain  []string `json:"verified_chain"`
-		CertificatePEM string   `json:"certificate_pem"`
-	} `json:"question"`
-	Expected string `json:"expected"`
-}
-
 var verdictStatus = map[string]int{"trusted": 0, "untrusted": 1, "empty": 2}
 
 func TestEveryConformanceCaseThroughTheCommandLine(t *testing.T) {
-	path := os.Getenv("PINKEEPER_CONFORMANCE_CASES")
-	if path == "" {
-		path = filepath.Join("..", "..", "..", "..", "Tests", "Conformance", "cases.json")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("the conformance table is missing: %v", err)
-	}
-	var table struct{ Cases []tableCase }
-	if err := json.Unmarshal(data, &table); err != nil || len(table.Cases) == 0 {
-		t.Fatalf("cases.json: %v (%d cases)", err, len(table.Cases))
-	}
+	cases := conformance.Load(t)
 	_, goCommand := binaries(t)
 	swift := swiftCommand(t)
 	compared := 0
-	for _, c := range table.Cases {
+	for _, c := range cases {
 		c := c
 		t.Run(c.ID, func(t *testing.T) {
 			if playThroughCommands(t, &c, goCommand, swift) {
@@ -78,9 +49,9 @@ func TestEveryConformanceCaseThroughTheCommandLine(t *testing.T) {
 		})
 	}
 	if swift != nil {
-		t.Logf("%d of %d cases compared with pinkeeper validate", compared, len(table.Cases))
-		if compared < len(table.Cases)*3/4 {
-			t.Fatalf("only %d of %d cases could be compared with pinkeeper validate", compared, len(table.Cases))
+		t.Logf("%d of %d cases compared with pinkeeper validate", compared, len(cases))
+		if compared < len(cases)*3/4 {
+			t.Fatalf("only %d of %d cases could be compared with pinkeeper validate", compared, len(cases))
 		}
 	}
 }
@@ -109,10 +80,10 @@ func swiftCommand(t *testing.T) swiftRunner {
 }
 
 // playThroughCommands plays c; whether pinkeeper validate was compared.
-func playThroughCommands(t *testing.T, c *tableCase, goCommand string, swift swiftRunner) bool {
+func playThroughCommands(t *testing.T, c *conformance.Case, goCommand string, swift swiftRunner) bool {
 	directory := t.TempDir()
 	cacheDirectory := filepath.Join(directory, "cache")
-	version := lastVersion(t, c)
+	version := c.Version(t) // the case's last version: the file the command reads
 	var fallback []byte = c.Fallback
 
 	question := []string{"--name", c.Question.Name}
@@ -124,44 +95,44 @@ func playThroughCommands(t *testing.T, c *tableCase, goCommand string, swift swi
 	case c.Question.VerifiedChain != nil || c.Question.CommonName != nil:
 		fingerprints := c.Question.VerifiedChain
 		if fingerprints == nil {
-			if c.Question.Depth != nil && *c.Question.Depth != 0 {
+			if c.Question.Depth() != 0 {
 				t.Fatal("a common_name question at a depth cannot be translated")
 			}
 			fingerprints = []string{c.Question.Fingerprint}
 		}
 		var chain = make([]*x509.Certificate, len(fingerprints))
 		for index, fingerprint := range fingerprints {
-			leafName, withName := "", false
+			leafName := ""
 			if index == 0 && c.Question.CommonName != nil {
-				leafName, withName = *c.Question.CommonName, true
+				leafName = *c.Question.CommonName
 			}
-			chain[index] = certificate(t, leafName, withName)
+			chain[index] = certificate(t, leafName)
 			for earlier := 0; earlier < index; earlier++ {
 				if fingerprints[earlier] == fingerprint {
 					t.Fatal("a chain that holds one fingerprint twice cannot be translated")
 				}
 			}
-			replace(fingerprint, fingerprintOf(chain[index]))
+			replace(fingerprint, testpki.Fingerprint(chain[index]))
 		}
 		question = append(question, "--certificate", writeChain(t, filepath.Join(directory, "chain.pem"), chain...))
 	case c.Question.CertificatePEM != "":
-		question = append(question, "--certificate", writeFile(t, filepath.Join(directory, "leaf.pem"), []byte(c.Question.CertificatePEM)))
+		question = append(question, "--certificate", testfiles.WriteFile(t, filepath.Join(directory, "leaf.pem"), []byte(c.Question.CertificatePEM)))
 	default:
 		question = append(question, "--fingerprint", c.Question.Fingerprint)
-		if c.Question.Depth != nil {
-			question = append(question, "--depth", strconv.FormatInt(*c.Question.Depth, 10))
+		if c.Question.GivenDepth != nil {
+			question = append(question, "--depth", strconv.FormatInt(*c.Question.GivenDepth, 10))
 		}
 	}
 	if err := os.MkdirAll(cacheDirectory, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if version != nil {
-		publish(t, cacheDirectory, version)
+		testfiles.Publish(t, cacheDirectory, "banking", version)
 	}
 	storeOptions := []string{"--cache-directory", cacheDirectory, "--store", "banking"}
 	fallbackFile := ""
 	if fallback != nil {
-		fallbackFile = writeFile(t, filepath.Join(directory, "fallback.json"), fallback)
+		fallbackFile = testfiles.WriteFile(t, filepath.Join(directory, "fallback.json"), fallback)
 		storeOptions = append(storeOptions, "--fallback-file", fallbackFile)
 	}
 	if names := c.ExpectedCommonNames; names != nil {
@@ -184,7 +155,7 @@ func playThroughCommands(t *testing.T, c *tableCase, goCommand string, swift swi
 		t.Log("not compared with pinkeeper validate: it reads this file in the configured mode, keys reconciled")
 		return false
 	}
-	config := writeFile(t, filepath.Join(directory, "pinkeeper.toml"), swiftConfiguration(directory, cacheDirectory, fallbackFile, c.ExpectedCommonNames))
+	config := testfiles.WriteFile(t, filepath.Join(directory, "pinkeeper.toml"), swiftConfiguration(directory, cacheDirectory, fallbackFile, c.ExpectedCommonNames))
 	expected := swift(t, c.Now, append([]string{"--config", config, "--store", "banking"}, question...)...)
 	if got.status != expected.status {
 		t.Fatalf("exit status %d, pinkeeper validate %d\n%s%s\npinkeeper validate:\n%s%s", got.status, expected.status, got.out, got.errors, expected.out, expected.errors)
@@ -195,26 +166,9 @@ func playThroughCommands(t *testing.T, c *tableCase, goCommand string, swift swi
 	return true
 }
 
-// lastVersion is the file the command reads: the case's version, or none.
-func lastVersion(t *testing.T, c *tableCase) []byte {
-	switch {
-	case c.Cache != nil:
-		return append([]byte(nil), c.Cache...)
-	case c.CacheText != nil:
-		return []byte(*c.CacheText)
-	case c.CacheBase64 != nil:
-		data, err := base64.StdEncoding.DecodeString(*c.CacheBase64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data
-	}
-	return nil
-}
-
 // checkAgainstTheCase: an answer must be the case's; a command that answers nothing must have
 // a reason the library's answer does not have (an empty host, a version it refuses).
-func checkAgainstTheCase(t *testing.T, c *tableCase, got result, version []byte) {
+func checkAgainstTheCase(t *testing.T, c *conformance.Case, got result, version []byte) {
 	t.Helper()
 	if got.status <= 2 {
 		if got.status != verdictStatus[c.Expected] {

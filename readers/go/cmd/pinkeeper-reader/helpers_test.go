@@ -2,57 +2,25 @@ package main
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/pem"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"pinkeeper.local/reader/internal/testfiles"
+	"pinkeeper.local/reader/internal/testpki"
 )
 
-var (
-	keyOnce sync.Once
-	testKey *ecdsa.PrivateKey
-	serial  int64
-)
-
-// certificate is a self-signed certificate whose subject has the CN commonName (none when
-// withCommonName is false); the command line checks pins, not signatures.
-func certificate(t *testing.T, commonName string, withCommonName bool) *x509.Certificate {
+// certificate is a self-signed certificate with the CN commonName (none when empty), valid
+// around the conformance cases' times; the command line checks pins, not signatures.
+func certificate(t *testing.T, commonName string) *x509.Certificate {
 	t.Helper()
-	keyOnce.Do(func() {
-		testKey, _ = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	})
-	serial++
-	name := pkix.Name{Organization: []string{"pinkeeper tests " + big.NewInt(serial).String()}}
-	if withCommonName {
-		name.CommonName = commonName
-	}
-	template := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: name,
-		NotBefore: time.Unix(1763683600, 0), NotAfter: time.Unix(1795219600, 0)}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &testKey.PublicKey, testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parsed
-}
-
-func fingerprintOf(c *x509.Certificate) string {
-	sum := sha256.Sum256(c.Raw)
-	return base64.StdEncoding.EncodeToString(sum[:])
+	return testpki.Issue(t, testpki.Spec{CommonName: commonName,
+		NotBefore: time.Unix(1763683600, 0), NotAfter: time.Unix(1795219600, 0)}, nil).Certificate
 }
 
 // writeChain writes certificates as one PEM file, leaf first.
@@ -62,52 +30,7 @@ func writeChain(t *testing.T, path string, chain ...*x509.Certificate) string {
 	for _, c := range chain {
 		_ = pem.Encode(&data, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
 	}
-	return writeFile(t, path, data.Bytes())
-}
-
-func writeFile(t *testing.T, path string, data []byte) string {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// publish replaces <directory>/banking.json as the daemon does: a new file renamed over it.
-func publish(t *testing.T, directory string, data []byte) {
-	t.Helper()
-	temporary := writeFile(t, filepath.Join(directory, ".banking.json.tmp"), data)
-	if err := os.Rename(temporary, filepath.Join(directory, "banking.json")); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// cacheFile is a challenge-mode cache file of store banking with entries (JSON objects) and,
-// when not empty, a domainsConfig member (JSON text).
-func cacheFile(domainsConfig string, entries ...string) []byte {
-	text := `{"fingerprints": [` + join(entries) + `],`
-	if domainsConfig != "" {
-		text += ` "domainsConfig": ` + domainsConfig + `,`
-	}
-	return []byte(text + ` "pinkeeper": {"format": 1, "store": "banking", "mode": "challenge", "source": "https://pins.example.com/list", "updated": 1763766400, "nextUpdate": 1764374800}}`)
-}
-
-func pinEntry(name, fingerprint string, depth int) string {
-	return `{"name": "` + name + `", "fingerprint": "` + fingerprint + `", "expires": 4102444800, "depth": ` + big.NewInt(int64(depth)).String() + `}`
-}
-
-func join(parts []string) string {
-	var out bytes.Buffer
-	for index, part := range parts {
-		if index > 0 {
-			out.WriteString(", ")
-		}
-		out.WriteString(part)
-	}
-	return out.String()
+	return testfiles.WriteFile(t, path, data.Bytes())
 }
 
 var (

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pinkeeper.local/reader/internal/testfiles"
+	"pinkeeper.local/reader/internal/testpki"
 )
 
 func digest(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)) }
@@ -19,7 +22,8 @@ func digest(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repe
 // and digest 2 (depth 1).
 func store(t *testing.T) string {
 	directory := t.TempDir()
-	publish(t, directory, cacheFile("", pinEntry("api.example.com", digest(1), 0), pinEntry("api.example.com", digest(2), 1)))
+	testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil,
+		testfiles.Pin("api.example.com", digest(1), 0), testfiles.Pin("api.example.com", digest(2), 1)))
 	return directory
 }
 
@@ -58,19 +62,19 @@ func TestTheThreeVerdictsAndTheirExitStatuses(t *testing.T) {
 
 func TestACertificateFileIsListedThenCheckedWithItsCommonName(t *testing.T) {
 	directory := store(t)
-	wildcard := certificate(t, "*.example.com", true)
-	exempt := certificate(t, "unlisted.example", true)
-	publish(t, directory, cacheFile(`{"sslPinningRequiredForUnlisted": false, "domains": [{"name": "api.example.com", "sslPinningRequired": true}]}`,
-		pinEntry("api.example.com", digest(1), 0), pinEntry("*.example.com", fingerprintOf(wildcard), 0)))
+	wildcard := certificate(t, "*.example.com")
+	exempt := certificate(t, "unlisted.example")
+	testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", testfiles.PinningRequiredOnlyFor("api.example.com"),
+		testfiles.Pin("api.example.com", digest(1), 0), testfiles.Pin("*.example.com", testpki.Fingerprint(wildcard), 0)))
 	file := writeChain(t, filepath.Join(directory, "wildcard.pem"), wildcard)
 	expires := wildcard.NotAfter.Unix()
 	expect(t, inProcess(t, directory, "--name", "api.example.com", "--certificate", file), 0,
-		"depth 0: CN=*.example.com,O="+wildcard.Subject.Organization[0]+"  sha256 "+fingerprintOf(wildcard)+"  expires "+
+		"depth 0: CN=*.example.com,O="+wildcard.Subject.Organization[0]+"  sha256 "+testpki.Fingerprint(wildcard)+"  expires "+
 			strconv.FormatInt(expires, 10)+" ("+time.Unix(expires, 0).UTC().Format(time.RFC3339)+")\n"+
 			"note: the leaf's common name '*.example.com' differs from --name 'api.example.com': pins under either are compared, "+
 			"and pinning is skipped only if domainsConfig exempts both\ntrusted\n")
 	// With --fingerprint there is no certificate, so no CN: the host alone decides.
-	expect(t, inProcess(t, directory, "--name", "api.example.com", "--fingerprint", fingerprintOf(wildcard)), 1,
+	expect(t, inProcess(t, directory, "--name", "api.example.com", "--fingerprint", testpki.Fingerprint(wildcard)), 1,
 		"untrusted: store 'banking' pins 'api.example.com', but not this certificate\n")
 	// The mis-issued certificate of PROTOCOL.md §5.1: for the required host, with an exempt CN.
 	got := inProcess(t, directory, "--name", "api.example.com", "--certificate", writeChain(t, filepath.Join(directory, "exempt.pem"), exempt))
@@ -79,10 +83,11 @@ func TestACertificateFileIsListedThenCheckedWithItsCommonName(t *testing.T) {
 		t.Fatalf("§5.1: %+v", got)
 	}
 	// Without a certificate, H alone: exempt.
-	expect(t, inProcess(t, directory, "--name", "unlisted.example", "--fingerprint", fingerprintOf(exempt)), 0, "trusted\n")
+	expect(t, inProcess(t, directory, "--name", "unlisted.example", "--fingerprint", testpki.Fingerprint(exempt)), 0, "trusted\n")
 	// A chain file: depth 1 is the second certificate.
-	chain := writeChain(t, filepath.Join(directory, "chain.pem"), certificate(t, "api.example.com", true), wildcard)
-	publish(t, directory, cacheFile("", pinEntry("api.example.com", fingerprintOf(wildcard), 1)))
+	chain := writeChain(t, filepath.Join(directory, "chain.pem"), certificate(t, "api.example.com"), wildcard)
+	testfiles.Publish(t, directory, "banking",
+		testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", testpki.Fingerprint(wildcard), 1)))
 	if got := inProcess(t, directory, "--name", "api.example.com", "--certificate", chain); got.status != 0 {
 		t.Fatalf("chain: %+v", got)
 	}
@@ -133,14 +138,14 @@ func TestUnusableFilesExitWith65_66And74(t *testing.T) {
 	}
 	expectStatus(66, "does not exist", "--name", "api.example.com", "--certificate", filepath.Join(directory, "missing.pem"))
 	expectStatus(66, "cannot be read", "--name", "api.example.com", "--certificate", directory)
-	garbage := writeFile(t, filepath.Join(directory, "garbage.pem"), []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))
+	garbage := testfiles.WriteFile(t, filepath.Join(directory, "garbage.pem"), []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))
 	expectStatus(65, "PEM block 1 is not a valid certificate", "--name", "api.example.com", "--certificate", garbage)
-	text := writeFile(t, filepath.Join(directory, "text.pem"), []byte("this is not a certificate\n"))
+	text := testfiles.WriteFile(t, filepath.Join(directory, "text.pem"), []byte("this is not a certificate\n"))
 	expectStatus(65, "neither PEM nor DER", "--name", "api.example.com", "--certificate", text)
-	publish(t, directory, []byte("not json"))
+	testfiles.Publish(t, directory, "banking", []byte("not json"))
 	expectStatus(65, "pinkeeper: store 'banking': "+filepath.Join(directory, "banking.json")+" is not a pinkeeper cache file: not valid JSON",
 		"--name", "api.example.com", "--fingerprint", digest(1))
-	fallback := writeFile(t, filepath.Join(directory, "fallback.json"), []byte(`{"fingerprints": 1}`))
+	fallback := testfiles.WriteFile(t, filepath.Join(directory, "fallback.json"), []byte(`{"fingerprints": 1}`))
 	os.Remove(filepath.Join(directory, "banking.json"))
 	expectStatus(65, "is not a Wultra fingerprint list", "--name", "api.example.com", "--fingerprint", digest(1), "--fallback-file", fallback)
 	if err := os.Mkdir(filepath.Join(directory, "banking.json"), 0o755); err != nil {
@@ -162,7 +167,7 @@ func TestTheBuiltCommand(t *testing.T) {
 	shipped, testClock := binaries(t)
 	directory := t.TempDir()
 	// Pinned until 2100: trusted now; expired at the time the variable would give.
-	publish(t, directory, cacheFile("", pinEntry("api.example.com", digest(1), 0)))
+	testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", digest(1), 0)))
 	args := []string{"validate", "--cache-directory", directory, "--store", "banking", "--name", "api.example.com", "--fingerprint", digest(1)}
 	late := []string{"PINKEEPER_READER_TEST_NOW=4102444801"}
 	if got := runProgram(t, late, shipped, args...); got.status != 0 || got.out != "trusted\n" {
@@ -186,20 +191,21 @@ func TestEdgeCasesAgreeWithPinkeeperValidate(t *testing.T) {
 	shipped, _ := binaries(t)
 	directory := t.TempDir()
 	cacheDirectory := filepath.Join(directory, "cache")
-	leaf := certificate(t, "api.example.com", true)
-	other := certificate(t, "other.example", true)
-	publish(t, writeDirectory(t, cacheDirectory), cacheFile("", pinEntry("api.example.com", fingerprintOf(leaf), 0), pinEntry("other.example", digest(3), 0)))
+	leaf := certificate(t, "api.example.com")
+	other := certificate(t, "other.example")
+	testfiles.Publish(t, writeDirectory(t, cacheDirectory), "banking", testfiles.CacheDocument(t, "banking", nil,
+		testfiles.Pin("api.example.com", testpki.Fingerprint(leaf), 0), testfiles.Pin("other.example", digest(3), 0)))
 	files := map[string]string{
 		"{leaf}":    writeChain(t, filepath.Join(directory, "leaf.pem"), leaf),
 		"{chain}":   writeChain(t, filepath.Join(directory, "chain.pem"), other, leaf),
-		"{der}":     writeFile(t, filepath.Join(directory, "leaf.der"), append(append([]byte(nil), leaf.Raw...), other.Raw...)),
-		"{garbage}": writeFile(t, filepath.Join(directory, "garbage.pem"), []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")),
-		"{text}":    writeFile(t, filepath.Join(directory, "text.pem"), []byte("this is not a certificate\n")),
+		"{der}":     testfiles.WriteFile(t, filepath.Join(directory, "leaf.der"), append(append([]byte(nil), leaf.Raw...), other.Raw...)),
+		"{garbage}": testfiles.WriteFile(t, filepath.Join(directory, "garbage.pem"), []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")),
+		"{text}":    testfiles.WriteFile(t, filepath.Join(directory, "text.pem"), []byte("this is not a certificate\n")),
 		"{missing}": filepath.Join(directory, "missing.pem"),
 		"{dir}":     directory,
 		"{hex}":     strings.ToLower(strings.ReplaceAll(fmt.Sprintf("% X", sha256.Sum256(leaf.Raw)), " ", "")),
 	}
-	config := writeFile(t, filepath.Join(directory, "pinkeeper.toml"), swiftConfiguration(directory, cacheDirectory, "", nil))
+	config := testfiles.WriteFile(t, filepath.Join(directory, "pinkeeper.toml"), swiftConfiguration(directory, cacheDirectory, "", nil))
 	for _, c := range []struct {
 		args   []string
 		status int

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|idle|update|many|fingerprint]...
+# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|idle|update|many|fingerprint]...
 #        (default: all)
 # Every daemon benchmark of docs/performance.md `## Daemon`, from one command:
 #   - builds pinkeeper and pinkeeper-bench in release mode (as `make release`);
@@ -65,7 +65,7 @@ if [[ -n ${PINKEEPER:-} ]]; then pinkeeper=$PINKEEPER; else
     build pinkeeper; pinkeeper=$bin/pinkeeper
 fi
 # Only the in-process benchmarks need pinkeeper-bench.
-if want static || want verify || want unchanged || want challenge || want stores || want fleet; then
+if want static || want verify || want unchanged || want challenge || want stores || want fleet || want outage; then
     build "$bench_product"
     [[ -x $bench ]] || { echo "bench: build failed" >&2; exit 1; }
 fi
@@ -188,6 +188,20 @@ fi
 if want fleet; then
     echo "== fleet"
     "$bench" fleet --hosts 10000 --hours 24 --interval 3600
+fi
+if want outage; then
+    # A million hosts through a 6 h outage of the pinning service, scheduled by the product's
+    # NextUpdate and Backoff; the plot needs matplotlib (pip install matplotlib).
+    echo "== outage"
+    for interval in 3600 604800; do
+        "$bench" outage --hosts "${OUTAGE_HOSTS:-1000000}" --interval "$interval" --outage-hours 6 --csv "$work/outage-$interval.csv"
+    done
+    if python3 -c 'import matplotlib' 2>/dev/null; then
+        python3 scripts/plot-outage.py "$work/fleet-outage.png" 6 \
+            "1,000,000 hosts, periodic_update_interval 1 h, retry_min 30 s, retry_max 1 h (default retries)=$work/outage-3600.csv" \
+            "1,000,000 hosts, periodic_update_interval 7 days, retry_min 30 s, retry_max 1 h (all defaults)=$work/outage-604800.csv"
+        echo "  plot: $work/fleet-outage.png (docs/fleet-outage.png is a copy)"
+    fi
 fi
 if want idle; then
     idle_stores=${IDLE_STORES:-3}

@@ -362,8 +362,8 @@ public struct StoreUpdater: Sendable {
     /// A catch-up update: nothing valid was cached, or the update is later than planned by more
     /// than the splay window (after downtime or an outage, when a whole fleet may re-synchronise).
     static func isCatchUp(_ previous: CacheFile?, store: StoreConfig, now: Int64) -> Bool {
-        guard let previous, previous.list.pins.contains(where: { !$0.isExpired(at: now) }) else { return true }
-        return now.saturatingSubtracting(previous.metadata.nextUpdate) > store.policy.periodicUpdateInterval / 10
+        let hasValidPins = previous?.list.pins.contains { !$0.isExpired(at: now) } ?? false
+        return NextUpdate.isCatchUp(planned: hasValidPins ? previous?.metadata.nextUpdate : nil, now: now, policy: store.policy)
     }
 
     private func warnAbout(_ outcome: PinMerger.Outcome, received: PinList, store: StoreConfig) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|idle|update|many|fingerprint]...
+# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|idle|update|many|scale-stores|fingerprint]...
 #        (default: all)
 # Every daemon benchmark of docs/performance.md `## Daemon`, from one command:
 #   - builds pinkeeper and pinkeeper-bench in release mode (as `make release`);
@@ -123,13 +123,13 @@ start_server() {
     [[ -n $server_pid ]] && return
     routes=$work/routes
     rm -rf "$routes" && mkdir -p "$routes"
-    # 100 small stores (10 entries each), like a host with many apps; `big` serves the 10,000 entries.
+    # 1,000 small stores (10 entries each), like a host with many apps; `big` serves the 10,000 entries.
     python3 - "$routes" "$work/ca/signing.key" "$data" <<'PY'
 import base64, hashlib, json, os, sys
 routes, key, data = sys.argv[1:4]
 for mode in ("challenge", "static"):
     os.makedirs(os.path.join(routes, mode), exist_ok=True)
-    for s in range(100):
+    for s in range(1000):
         entries = [{"name": "api%d.s%03d.example" % (i, s),
                     "fingerprint": base64.b64encode(hashlib.sha256(b"%d/%d" % (s, i)).digest()).decode(),
                     "expires": 4102444800} for i in range(10)]
@@ -352,6 +352,47 @@ if want many; then
             row "$mode, $n: pinkeeper / reference-updater.py (min)" "$min_pk / $min_py ms (means $mean_pk / $mean_py)"
         done
         row "  $mode: $count stores x one store, pinkeeper (goal <= 2x) / Python" "$(ratio "$many_pk" "$one_pk") / $(ratio "$many_py" "$one_py")"
+    done
+    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+if want scale-stores; then
+    # How a pass, `status` and the idle daemon grow with the number of stores: 10, 100, 1,000
+    # challenge stores on one server behind a 100 ms round trip, default concurrency.
+    echo "== scale-stores: stores behind a 100 ms round trip (scripts/latency-proxy.py), default concurrency"
+    start_server
+    rm -f "$work/latency-port"
+    python3 scripts/latency-proxy.py --rtt 0.1 --target "$(cat "$work/port")" --port-file "$work/latency-port" &
+    latency_pid=$!
+    for _ in $(seq 50); do [[ -s $work/latency-port ]] && break; sleep 0.1; done
+    slow=https://127.0.0.1:$(cat "$work/latency-port")
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    for count in ${SCALE_STORES:-10 100 1000}; do
+        d=$work/scale-$count
+        make_stores "$d" "$slow" challenge $(for i in $(seq 0 $((count - 1))); do printf 'challenge/s%03d ' "$i"; done)
+        read -r pass_min pass_mean < <(RUNS=3 runs=3 timed "scale-$count" --prepare "rm -rf $d/cache $d/state" -- "$pinkeeper" update --force --config "$d/pinkeeper.toml")
+        floor=$(( (count + 63) / 64 * 100 ))
+        row "$count stores: one pass (min / mean of 3); floor ceil($count/64) x 100 ms = $floor ms" "$pass_min / $pass_mean ms = $(ratio "$pass_min" "$floor") the floor (goal <= 1.5x)"
+        read -r st_min st_mean < <(timed "status-$count" -- "$pinkeeper" status --config "$d/pinkeeper.toml")
+        row "$count stores: pinkeeper status (goal <= 200 ms)" "$st_min / $st_mean ms"
+        # The idle daemon: PSS 20 s after READY (the pass's threads have ended by then).
+        rm -f "$d/notify.sock" "$d/notify.log"
+        python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True: log.write(s.recv(4096).decode(errors="replace").replace("\n", " | ") + "\n")
+' "$d/notify.sock" "$d/notify.log" &
+        listener_pid=$!
+        for _ in $(seq 50); do [[ -S $d/notify.sock ]] && break; sleep 0.1; done
+        env -u WATCHDOG_USEC NOTIFY_SOCKET="$d/notify.sock" "$pinkeeper" run --config "$d/pinkeeper.toml" 2>"$d/daemon.log" &
+        daemon_pid=$!
+        for _ in $(seq 600); do grep -q READY=1 "$d/notify.log" 2>/dev/null && break; sleep 0.1; done
+        sleep "${SCALE_IDLE_SECONDS:-20}"
+        row "$count stores: idle pinkeeper run, 20 s after READY: Pss / Anonymous / VmHWM (goal Pss <= 40 MiB)" \
+            "$(awk '/^(Pss|Anonymous):/ {printf "%.1f MiB / ", $2 / 1024}' "/proc/$daemon_pid/smaps_rollup")$(awk '/^VmHWM/ {printf "%.1f MiB", $2 / 1024}' "/proc/$daemon_pid/status")"
+        kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
+        kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true; listener_pid=
     done
     kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"

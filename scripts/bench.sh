@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|idle|update|many|scale-stores|fingerprint]...
+# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|idle|update|scale-lists|many|scale-stores|fingerprint]...
 #        (default: all)
 # Every daemon benchmark of docs/performance.md `## Daemon`, from one command:
 #   - builds pinkeeper and pinkeeper-bench in release mode (as `make release`);
@@ -104,6 +104,29 @@ open(os.path.join(out, "challenge.txt"), "w").write(challenge)
 open(os.path.join(out, "challenge.sig"), "w").write(sign(challenge.encode() + b"&" + body))
 PY
     printf '%s' "$pubkey" >"$data/key.b64"
+fi
+# The scale-lists rows: static lists of other sizes, the same scheme (N / 2 names x 2 certificates).
+if want scale-lists; then
+    for n in ${SCALE_ENTRIES:-1000 10000 100000}; do
+        [[ -f $data/scale-$n.json && $data/scale-$n.json -nt $data/key.b64 ]] && continue
+        echo "== generating a $n-entry static list (Python cryptography)"
+        python3 - "$work/ca/signing.key" "$data" "$n" <<'PY'
+import base64, hashlib, json, os, sys
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+key = serialization.load_pem_private_key(open(sys.argv[1], "rb").read(), password=None)
+out, count = sys.argv[2], int(sys.argv[3])
+sign = lambda b: base64.b64encode(key.sign(b, ec.ECDSA(hashes.SHA256()))).decode()
+entries = []
+for i in range(count):
+    e = {"name": "h%05d.example.com" % (i // 2),
+         "fingerprint": base64.b64encode(hashlib.sha256(b"cert %d" % i).digest()).decode(),
+         "expires": 4102444800 - (i % 2) * 30 * 86400}
+    e["signature"] = sign(("%s&%s&%d" % (e["name"], e["fingerprint"], e["expires"])).encode())
+    entries.append(e)
+open(os.path.join(out, "scale-%d.json" % count), "wb").write(json.dumps({"fingerprints": entries}, separators=(",", ":")).encode())
+PY
+    done
 fi
 
 # ---------------------------------------------------------------- fixture service
@@ -329,6 +352,49 @@ if want update; then
     row "reference-updater.py, the same list" "$py_min / $py_mean ms"
     row "  pinkeeper x the Python updater (goal <= 0.4x)" "$(ratio "$new_min" "$py_min")"
     row "pinkeeper update, the same list again, unchanged (goal <= 40 ms)" "$same_min / $same_mean ms"
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+if want scale-lists; then
+    # How a new and an unchanged static list grow with the entries: whole `pinkeeper update --force`
+    # processes against the loopback service (a 200 with the same bytes and no ETag: the unchanged
+    # list is fetched, hashed and recognised), wall time and peak RSS (/usr/bin/time, min of
+    # SCALE_RUNS), beside `openssl speed`'s single-core time for the same number of verifications.
+    scale_runs=${SCALE_RUNS:-3}
+    echo "== scale-lists: one pinkeeper update process per run, min of $scale_runs (wall, peak RSS)"
+    start_server
+    speed=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/256 bits ecdsa \(nistp256\)/ {print $NF}')
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg); openssl speed ecdsap256, one core: $speed verify/s"
+    measure() {  # measure PREPARE-COMMAND COMMAND...: "min-seconds min-peak-MiB" of $scale_runs runs
+        local prepare=$1; shift
+        local i s m start all=
+        for i in $(seq "$scale_runs"); do
+            bash -c "$prepare"
+            start=$(date +%s%N)
+            /usr/bin/time -f '%M' -o "$work/time.out" "$@" >/dev/null 2>"$work/scale.err" ||
+                { echo "bench: $* failed:" >&2; cat "$work/scale.err" >&2; exit 1; }
+            s=$(( $(date +%s%N) - start ))
+            read -r m <"$work/time.out"
+            all+="$((s / 1000000)) $m "
+        done
+        python3 -c 'import sys; v = sys.argv[1:]; print("%d %.1f" % (min(map(int, v[0::2])), min(map(int, v[1::2])) / 1024))' $all
+    }
+    for n in ${SCALE_ENTRIES:-1000 10000 100000}; do
+        python3 -c 'import json, sys; json.dump({"mode": "static", "body": open(sys.argv[1]).read()}, open(sys.argv[2], "w"))' \
+            "$data/scale-$n.json" "$routes/list-$n.json"
+        d=$work/list-$n
+        make_stores "$d" "$base" static "list-$n"
+        # A 100,000-entry list is about 22 MB: above the default max_response_size of 1 MiB.
+        sed -i 's/^mode = "static"$/&\nmax_response_size = "32MiB"/' "$d/pinkeeper.toml"
+        openssl_ms=$(python3 -c "print('%d' % ($n / float('$speed') * 1000))")
+        read -r new_s new_m < <(measure "rm -rf $d/cache $d/state" "$pinkeeper" update --force --config "$d/pinkeeper.toml")
+        read -r same_s same_m < <(measure "true" "$pinkeeper" update --force --config "$d/pinkeeper.toml")
+        fp=$(python3 -c 'import base64,hashlib; print(base64.b64encode(hashlib.sha256(b"cert 0").digest()).decode())')
+        read -r read_s read_m < <(measure "true" "$pinkeeper" validate --config "$d/pinkeeper.toml" --store "list-$n" --name h00000.example.com --fingerprint "$fp")
+        row "$n entries: openssl, $n verifications on one core" "$openssl_ms ms"
+        row "$n new: pinkeeper update (goal at 100,000: <= 0.6x openssl, <= 64 MiB)" "$new_s ms = $(ratio "$new_s" "$openssl_ms") openssl, peak RSS $new_m MiB"
+        row "$n unchanged: pinkeeper update (goal at 100,000: <= 500 ms)" "$same_s ms, peak RSS $same_m MiB"
+        row "$n: the cache file read by pinkeeper validate (goal at 100,000: <= 100 ms)" "$read_s ms, peak RSS $read_m MiB"
+    done
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 if want many; then

@@ -13,7 +13,9 @@
 #     cryptography) and `openssl x509 -fingerprint`; minimum of N runs with hyperfine.
 # IDLE_SECONDS (default 60) sets the idle observation window, IDLE_STORES (default 3) the stores;
 # RUNS (default 10) the hyperfine runs per command; BENCH_SCRATCH the build directory (.build);
-# CONCURRENCY sets the `concurrency` key of the generated configurations (default: none).
+# CONCURRENCY sets the `concurrency` key of the generated configurations (default: none);
+# LIST_ENTRIES=N gives static, verify and unchanged an N-entry list (e.g. 100000) instead of 10,000;
+# SCALE_ENTRIES (default "1000 10000 100000") and SCALE_RUNS (3) the sizes and runs of scale-lists.
 # Takes about 5 minutes.
 # Timings are disturbed by other work on the machine: the load is printed first and last.
 set -euo pipefail
@@ -105,9 +107,11 @@ open(os.path.join(out, "challenge.sig"), "w").write(sign(challenge.encode() + b"
 PY
     printf '%s' "$pubkey" >"$data/key.b64"
 fi
-# The scale-lists rows: static lists of other sizes, the same scheme (N / 2 names x 2 certificates).
-if want scale-lists; then
-    for n in ${SCALE_ENTRIES:-1000 10000 100000}; do
+# The scale-lists rows and LIST_ENTRIES: static lists of other sizes (N / 2 names x 2 certificates).
+sizes=${LIST_ENTRIES:-}
+want scale-lists && sizes+=" ${SCALE_ENTRIES:-1000 10000 100000}"
+if [[ -n ${sizes// /} ]]; then
+    for n in $sizes; do
         [[ -f $data/scale-$n.json && $data/scale-$n.json -nt $data/key.b64 ]] && continue
         echo "== generating a $n-entry static list (Python cryptography)"
         python3 - "$work/ca/signing.key" "$data" "$n" <<'PY'
@@ -128,6 +132,10 @@ open(os.path.join(out, "scale-%d.json" % count), "wb").write(json.dumps({"finger
 PY
     done
 fi
+
+# LIST_ENTRIES=N: the static, verify and unchanged benchmarks take an N-entry list instead.
+list=$data/static-10000.json
+[[ -n ${LIST_ENTRIES:-} ]] && list=$data/scale-$LIST_ENTRIES.json
 
 # ---------------------------------------------------------------- fixture service
 server_pid=
@@ -182,15 +190,15 @@ if want static; then
     speed=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/256 bits ecdsa \(nistp256\)/ {print $NF}')
     echo "  verify/s: ${speed:-unknown}"
     echo "== static"
-    "$bench" static --list "$data/static-10000.json" --public-key "$pubkey" ${speed:+--openssl-verify-per-sec "$speed"}
+    "$bench" static --list "$list" --public-key "$pubkey" ${speed:+--openssl-verify-per-sec "$speed"}
 fi
 if want verify; then
     echo "== verify"
-    "$bench" verify --list "$data/static-10000.json" --public-key "$pubkey"
+    "$bench" verify --list "$list" --public-key "$pubkey"
 fi
 if want unchanged; then
     echo "== unchanged"
-    "$bench" unchanged --list "$data/static-10000.json" --public-key "$pubkey"
+    "$bench" unchanged --list "$list" --public-key "$pubkey"
 fi
 if want challenge; then
     echo "== challenge"

@@ -238,7 +238,7 @@ func unchangedList(_ args: Arguments) async {
     let tListParse = best { _ = must { try PinList(json: publishedBytes) } }
     let file = must { try CacheFile(json: publishedBytes) }
     let tEncode = best { _ = file.encoded() }
-    let tDigest = best { _ = SHA256.digest(Array(data)) }
+    let tDigest = best { _ = data.withUnsafeBytes { SHA256.digest($0) } }  // in place, as StoreUpdater hashes it
 
     // The whole update as the daemon runs it: 200 with the same bytes (matched by SHA-256), and 304.
     let store = StoreConfig(id: "bench", url: "https://127.0.0.1/bench", publicKeys: verifier.keys, mode: .static, policy: Shared.bigPolicy)
@@ -259,13 +259,13 @@ func unchangedList(_ args: Arguments) async {
     line("parse", parse.text)
     line("merge (dedup, nothing to verify)", merge.text)
     line("publish", publish.text)
-    line("parse + merge + publish (goal <= 50 ms)", total.text)
+    line("parse + merge + publish (goal at 10,000: <= 50 ms)", total.text)
     line("  of which: CacheDirectory.load (unchanged: memo)", cFormat("%8.1f ms  (best of 5)", tLoad))
     line("            CacheFile(json:)", cFormat("%8.1f ms  (PinList(json:) alone %.1f ms)", tCacheParse, tListParse))
     line("            CacheFile.encoded()", cFormat("%8.1f ms  (write + fsync + rename: the rest of publish)", tEncode))
-    line("            SHA-256 of the 2.2 MB body", cFormat("%8.1f ms", tDigest))
-    line("StoreUpdater.update, 200 same bytes (goal <= 50 ms)", full200.text)
-    line("StoreUpdater.update, 304 Not Modified (goal <= 50 ms)", full304.text)
+    line("            SHA-256 of the body", cFormat("%8.1f ms  (%ld bytes)", tDigest, data.count))
+    line("StoreUpdater.update, 200 same bytes (goal at 10,000: <= 50 ms)", full200.text)
+    line("StoreUpdater.update, 304 Not Modified (goal at 10,000: <= 50 ms)", full304.text)
 }
 
 // MARK: - challenge: 10,000 entries in a signed body

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|idle|update|scale-lists|many|scale-stores|fingerprint]...
+# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|idle|update|scale-lists|many|scale-stores|scale-probes|fingerprint]...
 #        (default: all)
 # Every daemon benchmark of docs/performance.md `## Daemon`, from one command:
 #   - builds pinkeeper and pinkeeper-bench in release mode (as `make release`);
@@ -15,7 +15,8 @@
 # RUNS (default 10) the hyperfine runs per command; BENCH_SCRATCH the build directory (.build);
 # CONCURRENCY sets the `concurrency` key of the generated configurations (default: none);
 # LIST_ENTRIES=N gives static, verify and unchanged an N-entry list (e.g. 100000) instead of 10,000;
-# SCALE_ENTRIES (default "1000 10000 100000") and SCALE_RUNS (3) the sizes and runs of scale-lists.
+# SCALE_ENTRIES (default "1000 10000 100000") and SCALE_RUNS (3) the sizes and runs of scale-lists;
+# PROBE_TARGETS (default "10 100 1000") and PROBE_WATCH_SECONDS (25) those of scale-probes.
 # Takes about 5 minutes.
 # Timings are disturbed by other work on the machine: the load is printed first and last.
 set -euo pipefail
@@ -468,6 +469,83 @@ with open(sys.argv[2], "a", buffering=1) as log:
         kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
         kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true; listener_pid=
     done
+    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+if want scale-probes; then
+    # One probe pass over 10 / 100 / 1,000 targets behind a 50 ms round trip, and the largest gap
+    # between WATCHDOG=1 messages of `pinkeeper run` while it probes the largest set. Every target
+    # is localhost on its own port, sent by probe_connect_to to one latency proxy in front of the
+    # fixture service (a full TLS handshake each, checked against the fixture CA; no pins, so each
+    # answers "unpinned").
+    echo "== scale-probes: probe targets behind a 50 ms round trip (scripts/latency-proxy.py), default concurrency"
+    start_server
+    rm -f "$work/latency-port"
+    python3 scripts/latency-proxy.py --rtt 0.05 --target "$(cat "$work/port")" --port-file "$work/latency-port" &
+    latency_pid=$!
+    for _ in $(seq 50); do [[ -s $work/latency-port ]] && break; sleep 0.1; done
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    probe_config() {  # probe_config DIR COUNT PROBE-INTERVAL
+        rm -rf "$1" && mkdir -p "$1/cache" "$1/state"
+        python3 - "$1" "$2" "$(cat "$work/latency-port")" "$pubkey" "$work/ca/ca.pem" "$3" "$base" <<'PY'
+import sys
+d, n, port, key, ca, interval, base = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+targets = ", ".join('"localhost:%d"' % (20000 + i) for i in range(n))
+connect = ", ".join('"localhost:%d" = "127.0.0.1:%s"' % (20000 + i, port) for i in range(n))
+open(d + "/pinkeeper.toml", "w").write(f'''cache_directory = "{d}/cache"
+state_directory = "{d}/state"
+
+[stores.probed]
+url = "{base}/challenge/s000"
+public_key = "{key}"
+mode = "challenge"
+ca_file = "{ca}"
+probe = [{targets}]
+probe_interval = "{interval}"
+probe_ca_file = "{ca}"
+probe_connect_to = {{ {connect} }}
+''')
+PY
+    }
+    targets=${PROBE_TARGETS:-10 100 1000}
+    for count in $targets; do
+        d=$work/probes-$count
+        probe_config "$d" "$count" 1h
+        best=
+        for _ in 1 2 3; do  # `pinkeeper probe` exits 1: no target is pinned
+            start=$(date +%s%N)
+            "$pinkeeper" probe --config "$d/pinkeeper.toml" >"$d/probe.out" 2>"$d/probe.err" || true
+            ms=$(( ($(date +%s%N) - start) / 1000000 ))
+            [[ -z $best || $ms -lt $best ]] && best=$ms
+        done
+        handshakes=$(grep -c ' unpinned ' "$d/probe.out" || true)
+        row "$count targets: one pinkeeper probe pass, min of 3 (goal at 1,000: <= 10 s)" "$best ms ($handshakes of $count handshakes completed)"
+    done
+    # The daemon: WATCHDOG_USEC 2 s (it pings about every second); 25 s with a 10 s probe interval.
+    count=${targets##* }
+    d=$work/probes-watchdog
+    probe_config "$d" "$count" 10s
+    rm -f "$d/notify.sock"
+    python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True:
+        m = s.recv(4096).decode(errors="replace").replace("\n", " | ")
+        log.write("%.3f %s\n" % (time.monotonic(), m))
+' "$d/notify.sock" "$d/notify.log" &
+    listener_pid=$!
+    for _ in $(seq 50); do [[ -S $d/notify.sock ]] && break; sleep 0.1; done
+    NOTIFY_SOCKET="$d/notify.sock" WATCHDOG_USEC=2000000 "$pinkeeper" run --config "$d/pinkeeper.toml" 2>"$d/daemon.log" &
+    daemon_pid=$!
+    sleep "${PROBE_WATCH_SECONDS:-25}"
+    kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
+    kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true; listener_pid=
+    gap=$(awk '/WATCHDOG=1/ {if (last != "") {g = $1 - last; if (g > max) max = g}; last = $1; n++} END {printf "%.0f ms over %d messages", max * 1000, n}' "$d/notify.log")
+    # Each target's first "unpinned" result is logged once (event=probe-unpinned); later passes
+    # with the same result are not, so this counts the targets of the first pass.
+    logged=$(grep -c 'event=probe-unpinned' "$d/daemon.log" || true)
+    row "$count targets, pinkeeper run, WATCHDOG_USEC 2 s: largest gap between WATCHDOG=1" "$gap ($logged probe-unpinned results logged)"
     kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi

@@ -1,30 +1,34 @@
 #!/usr/bin/env bash
 # Reader benchmarks (docs/performance.md, "Readers"); not a test, nothing is asserted.
-#   1. validations per second in-process, CacheReader on a 1,000-entry store
+#   1. validations per second in-process, CacheReader on a 1,000-entry store (PINS=N: N entries)
 #   2. wall time of one `pinkeeper validate --fingerprint` process (release build)
-# Usage: scripts/bench-readers.sh [SECONDS-PER-MEASUREMENT]   (default 3)
+# Usage: [PINS=N] [PINKEEPER=path] scripts/bench-readers.sh [SECONDS-PER-MEASUREMENT]   (default 3)
 # Needs: swift, python3; hyperfine is used when installed (apt-get install hyperfine),
 # otherwise a timed loop of 100 runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-3}
+pins=${PINS:-1000}
 work=$(mktemp -d "${TMPDIR:-/tmp}/pinkeeper-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 echo "== machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(swift --version 2>&1 | head -1)"
 
-echo "== building pinkeeper (release)"
-swift build -c release --product pinkeeper >/dev/null
-pinkeeper=$(swift build -c release --show-bin-path)/pinkeeper
+# PINKEEPER=path measures that binary (e.g. the one scripts/bench.sh built) instead of building one.
+if [[ -n ${PINKEEPER:-} ]]; then pinkeeper=$PINKEEPER; else
+    echo "== building pinkeeper (release)"
+    swift build -c release --product pinkeeper >/dev/null
+    pinkeeper=$(swift build -c release --show-bin-path)/pinkeeper
+fi
 
-echo "== a store of 1,000 entries (500 common names x 2 pins)"
+echo "== a store of $pins entries ($((pins / 2)) common names x 2 pins)"
 mkdir -p "$work/cache" "$work/state"
 chmod 755 "$work/cache" "$work/state"
-python3 - "$work" <<'PY'
+python3 - "$work" "$pins" <<'PY'
 import base64, hashlib, json, sys
 work = sys.argv[1]
 entries = []
-for i in range(500):
+for i in range(int(sys.argv[2]) // 2):
     for j in range(2):
         digest = hashlib.sha256(f"cert-{i}-{j}".encode()).digest()
         entries.append({"name": f"host{i:03d}.example.com", "fingerprint": base64.b64encode(digest).decode(),

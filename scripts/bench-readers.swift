@@ -30,9 +30,9 @@ enum BenchReaders {
 
         let single = measure(seconds: seconds) { iteration in
             let (name, fingerprint) = queries[iteration % queries.count]
-            return reader.verdict(commonName: name, fingerprint: fingerprint)
+            return reader.verdict(host: name, fingerprint: fingerprint)
         }
-        report("verdict(commonName:fingerprint:), 1 thread", single)
+        report("verdict(host:fingerprint:), 1 thread", single)
 
         let threads = max(2, ProcessInfo.processInfo.activeProcessorCount)
         let shared = Counter()
@@ -40,19 +40,19 @@ enum BenchReaders {
         DispatchQueue.concurrentPerform(iterations: threads) { worker in
             let result = measure(seconds: seconds) { iteration in
                 let (name, fingerprint) = queries[(iteration + worker * 333) % queries.count]
-                return reader.verdict(commonName: name, fingerprint: fingerprint)
+                return reader.verdict(host: name, fingerprint: fingerprint)
             }
             shared.add(result.count)
         }
-        report("verdict(commonName:fingerprint:), \(threads) threads sharing one reader",
+        report("verdict(host:fingerprint:), \(threads) threads sharing one reader",
                (count: shared.total, seconds: now() - start, answers: [:]))
 
         // A DER leaf: the SHA-256 of the certificate is part of every question.
         let der = [UInt8](repeating: 0x30, count: 1_200)
         let certificate = measure(seconds: seconds) { iteration in
-            reader.verdict(commonName: queries[iteration % queries.count].0, certificateDER: der)
+            reader.verdict(host: queries[iteration % queries.count].0, certificateDER: der)
         }
-        report("verdict(commonName:certificateDER:), 1.2 KB certificate", certificate)
+        report("verdict(host:certificateDER:), 1.2 KB certificate", certificate)
 
         // What a changed file costs: a replacement (new inode) forces a read and parse at the next question.
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -62,7 +62,7 @@ enum BenchReaders {
         while now() - reloadStart < seconds {
             try bytes.write(to: URL(fileURLWithPath: copy))
             rename(copy, path)
-            _ = reader.verdict(commonName: queries[0].0, fingerprint: queries[0].1)
+            _ = reader.verdict(host: queries[0].0, fingerprint: queries[0].1)
             reloads += 1
         }
         let reloadSeconds = now() - reloadStart

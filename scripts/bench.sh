@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|idle|update|many|fingerprint]...
+# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|idle|update|scale-lists|many|scale-stores|scale-probes|fingerprint]...
 #        (default: all)
 # Every daemon benchmark of docs/performance.md `## Daemon`, from one command:
 #   - builds pinkeeper and pinkeeper-bench in release mode (as `make release`);
@@ -13,7 +13,10 @@
 #     cryptography) and `openssl x509 -fingerprint`; minimum of N runs with hyperfine.
 # IDLE_SECONDS (default 60) sets the idle observation window, IDLE_STORES (default 3) the stores;
 # RUNS (default 10) the hyperfine runs per command; BENCH_SCRATCH the build directory (.build);
-# CONCURRENCY sets the `concurrency` key of the generated configurations (default: none).
+# CONCURRENCY sets the `concurrency` key of the generated configurations (default: none);
+# LIST_ENTRIES=N gives static, verify and unchanged an N-entry list (e.g. 100000) instead of 10,000;
+# SCALE_ENTRIES (default "1000 10000 100000") and SCALE_RUNS (3) the sizes and runs of scale-lists;
+# PROBE_TARGETS (default "10 100 1000") and PROBE_WATCH_SECONDS (25) those of scale-probes.
 # Takes about 5 minutes.
 # Timings are disturbed by other work on the machine: the load is printed first and last.
 set -euo pipefail
@@ -65,7 +68,7 @@ if [[ -n ${PINKEEPER:-} ]]; then pinkeeper=$PINKEEPER; else
     build pinkeeper; pinkeeper=$bin/pinkeeper
 fi
 # Only the in-process benchmarks need pinkeeper-bench.
-if want static || want verify || want unchanged || want challenge || want stores || want fleet; then
+if want static || want verify || want unchanged || want challenge || want stores || want fleet || want outage; then
     build "$bench_product"
     [[ -x $bench ]] || { echo "bench: build failed" >&2; exit 1; }
 fi
@@ -105,6 +108,35 @@ open(os.path.join(out, "challenge.sig"), "w").write(sign(challenge.encode() + b"
 PY
     printf '%s' "$pubkey" >"$data/key.b64"
 fi
+# The scale-lists rows and LIST_ENTRIES: static lists of other sizes (N / 2 names x 2 certificates).
+sizes=${LIST_ENTRIES:-}
+want scale-lists && sizes+=" ${SCALE_ENTRIES:-1000 10000 100000}"
+if [[ -n ${sizes// /} ]]; then
+    for n in $sizes; do
+        [[ -f $data/scale-$n.json && $data/scale-$n.json -nt $data/key.b64 ]] && continue
+        echo "== generating a $n-entry static list (Python cryptography)"
+        python3 - "$work/ca/signing.key" "$data" "$n" <<'PY'
+import base64, hashlib, json, os, sys
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+key = serialization.load_pem_private_key(open(sys.argv[1], "rb").read(), password=None)
+out, count = sys.argv[2], int(sys.argv[3])
+sign = lambda b: base64.b64encode(key.sign(b, ec.ECDSA(hashes.SHA256()))).decode()
+entries = []
+for i in range(count):
+    e = {"name": "h%05d.example.com" % (i // 2),
+         "fingerprint": base64.b64encode(hashlib.sha256(b"cert %d" % i).digest()).decode(),
+         "expires": 4102444800 - (i % 2) * 30 * 86400}
+    e["signature"] = sign(("%s&%s&%d" % (e["name"], e["fingerprint"], e["expires"])).encode())
+    entries.append(e)
+open(os.path.join(out, "scale-%d.json" % count), "wb").write(json.dumps({"fingerprints": entries}, separators=(",", ":")).encode())
+PY
+    done
+fi
+
+# LIST_ENTRIES=N: the static, verify and unchanged benchmarks take an N-entry list instead.
+list=$data/static-10000.json
+[[ -n ${LIST_ENTRIES:-} ]] && list=$data/scale-$LIST_ENTRIES.json
 
 # ---------------------------------------------------------------- fixture service
 server_pid=
@@ -123,13 +155,13 @@ start_server() {
     [[ -n $server_pid ]] && return
     routes=$work/routes
     rm -rf "$routes" && mkdir -p "$routes"
-    # 100 small stores (10 entries each), like a host with many apps; `big` serves the 10,000 entries.
+    # 1,000 small stores (10 entries each), like a host with many apps; `big` serves the 10,000 entries.
     python3 - "$routes" "$work/ca/signing.key" "$data" <<'PY'
 import base64, hashlib, json, os, sys
 routes, key, data = sys.argv[1:4]
 for mode in ("challenge", "static"):
     os.makedirs(os.path.join(routes, mode), exist_ok=True)
-    for s in range(100):
+    for s in range(1000):
         entries = [{"name": "api%d.s%03d.example" % (i, s),
                     "fingerprint": base64.b64encode(hashlib.sha256(b"%d/%d" % (s, i)).digest()).decode(),
                     "expires": 4102444800} for i in range(10)]
@@ -159,15 +191,15 @@ if want static; then
     speed=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/256 bits ecdsa \(nistp256\)/ {print $NF}')
     echo "  verify/s: ${speed:-unknown}"
     echo "== static"
-    "$bench" static --list "$data/static-10000.json" --public-key "$pubkey" ${speed:+--openssl-verify-per-sec "$speed"}
+    "$bench" static --list "$list" --public-key "$pubkey" ${speed:+--openssl-verify-per-sec "$speed"}
 fi
 if want verify; then
     echo "== verify"
-    "$bench" verify --list "$data/static-10000.json" --public-key "$pubkey"
+    "$bench" verify --list "$list" --public-key "$pubkey"
 fi
 if want unchanged; then
     echo "== unchanged"
-    "$bench" unchanged --list "$data/static-10000.json" --public-key "$pubkey"
+    "$bench" unchanged --list "$list" --public-key "$pubkey"
 fi
 if want challenge; then
     echo "== challenge"
@@ -188,6 +220,20 @@ fi
 if want fleet; then
     echo "== fleet"
     "$bench" fleet --hosts 10000 --hours 24 --interval 3600
+fi
+if want outage; then
+    # A million hosts through a 6 h outage of the pinning service, scheduled by the product's
+    # NextUpdate and Backoff; the plot needs matplotlib (pip install matplotlib).
+    echo "== outage"
+    for interval in 3600 604800; do
+        "$bench" outage --hosts "${OUTAGE_HOSTS:-1000000}" --interval "$interval" --outage-hours 6 --csv "$work/outage-$interval.csv"
+    done
+    if python3 -c 'import matplotlib' 2>/dev/null; then
+        python3 scripts/plot-outage.py "$work/fleet-outage.png" 6 \
+            "1,000,000 hosts, periodic_update_interval 1 h, retry_min 30 s, retry_max 1 h (default retries)=$work/outage-3600.csv" \
+            "1,000,000 hosts, periodic_update_interval 7 days, retry_min 30 s, retry_max 1 h (all defaults)=$work/outage-604800.csv"
+        echo "  plot: $work/fleet-outage.png (docs/fleet-outage.png is a copy)"
+    fi
 fi
 if want idle; then
     idle_stores=${IDLE_STORES:-3}
@@ -317,6 +363,49 @@ if want update; then
     row "pinkeeper update, the same list again, unchanged (goal <= 40 ms)" "$same_min / $same_mean ms"
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
+if want scale-lists; then
+    # How a new and an unchanged static list grow with the entries: whole `pinkeeper update --force`
+    # processes against the loopback service (a 200 with the same bytes and no ETag: the unchanged
+    # list is fetched, hashed and recognised), wall time and peak RSS (/usr/bin/time, min of
+    # SCALE_RUNS), beside `openssl speed`'s single-core time for the same number of verifications.
+    scale_runs=${SCALE_RUNS:-3}
+    echo "== scale-lists: one pinkeeper update process per run, min of $scale_runs (wall, peak RSS)"
+    start_server
+    speed=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/256 bits ecdsa \(nistp256\)/ {print $NF}')
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg); openssl speed ecdsap256, one core: $speed verify/s"
+    measure() {  # measure PREPARE-COMMAND COMMAND...: "min-seconds min-peak-MiB" of $scale_runs runs
+        local prepare=$1; shift
+        local i s m start all=
+        for i in $(seq "$scale_runs"); do
+            bash -c "$prepare"
+            start=$(date +%s%N)
+            /usr/bin/time -f '%M' -o "$work/time.out" "$@" >/dev/null 2>"$work/scale.err" ||
+                { echo "bench: $* failed:" >&2; cat "$work/scale.err" >&2; exit 1; }
+            s=$(( $(date +%s%N) - start ))
+            read -r m <"$work/time.out"
+            all+="$((s / 1000000)) $m "
+        done
+        python3 -c 'import sys; v = sys.argv[1:]; print("%d %.1f" % (min(map(int, v[0::2])), min(map(int, v[1::2])) / 1024))' $all
+    }
+    for n in ${SCALE_ENTRIES:-1000 10000 100000}; do
+        python3 -c 'import json, sys; json.dump({"mode": "static", "body": open(sys.argv[1]).read()}, open(sys.argv[2], "w"))' \
+            "$data/scale-$n.json" "$routes/list-$n.json"
+        d=$work/list-$n
+        make_stores "$d" "$base" static "list-$n"
+        # A 100,000-entry list is about 22 MB: above the default max_response_size of 1 MiB.
+        sed -i 's/^mode = "static"$/&\nmax_response_size = "32MiB"/' "$d/pinkeeper.toml"
+        openssl_ms=$(python3 -c "print('%d' % ($n / float('$speed') * 1000))")
+        read -r new_s new_m < <(measure "rm -rf $d/cache $d/state" "$pinkeeper" update --force --config "$d/pinkeeper.toml")
+        read -r same_s same_m < <(measure "true" "$pinkeeper" update --force --config "$d/pinkeeper.toml")
+        fp=$(python3 -c 'import base64,hashlib; print(base64.b64encode(hashlib.sha256(b"cert 0").digest()).decode())')
+        read -r read_s read_m < <(measure "true" "$pinkeeper" validate --config "$d/pinkeeper.toml" --store "list-$n" --name h00000.example.com --fingerprint "$fp")
+        row "$n entries: openssl, $n verifications on one core" "$openssl_ms ms"
+        row "$n new: pinkeeper update (goal at 100,000: <= 0.6x openssl, <= 64 MiB)" "$new_s ms = $(ratio "$new_s" "$openssl_ms") openssl, peak RSS $new_m MiB"
+        row "$n unchanged: pinkeeper update (goal at 100,000: <= 500 ms)" "$same_s ms, peak RSS $same_m MiB"
+        row "$n: the cache file read by pinkeeper validate (goal at 100,000: <= 100 ms)" "$read_s ms, peak RSS $read_m MiB"
+    done
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 if want many; then
     count=${MANY_STORES:-50}
     echo "== many: $count stores on one server, 100 ms round trip (scripts/latency-proxy.py), min / mean of $runs, ms"
@@ -339,6 +428,124 @@ if want many; then
         done
         row "  $mode: $count stores x one store, pinkeeper (goal <= 2x) / Python" "$(ratio "$many_pk" "$one_pk") / $(ratio "$many_py" "$one_py")"
     done
+    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+if want scale-stores; then
+    # How a pass, `status` and the idle daemon grow with the number of stores: 10, 100, 1,000
+    # challenge stores on one server behind a 100 ms round trip, default concurrency.
+    echo "== scale-stores: stores behind a 100 ms round trip (scripts/latency-proxy.py), default concurrency"
+    start_server
+    rm -f "$work/latency-port"
+    python3 scripts/latency-proxy.py --rtt 0.1 --target "$(cat "$work/port")" --port-file "$work/latency-port" &
+    latency_pid=$!
+    for _ in $(seq 50); do [[ -s $work/latency-port ]] && break; sleep 0.1; done
+    slow=https://127.0.0.1:$(cat "$work/latency-port")
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    for count in ${SCALE_STORES:-10 100 1000}; do
+        d=$work/scale-$count
+        make_stores "$d" "$slow" challenge $(for i in $(seq 0 $((count - 1))); do printf 'challenge/s%03d ' "$i"; done)
+        read -r pass_min pass_mean < <(RUNS=3 runs=3 timed "scale-$count" --prepare "rm -rf $d/cache $d/state" -- "$pinkeeper" update --force --config "$d/pinkeeper.toml")
+        floor=$(( (count + 63) / 64 * 100 ))
+        row "$count stores: one pass (min / mean of 3); floor ceil($count/64) x 100 ms = $floor ms" "$pass_min / $pass_mean ms = $(ratio "$pass_min" "$floor") the floor (goal <= 1.5x)"
+        read -r st_min st_mean < <(timed "status-$count" -- "$pinkeeper" status --config "$d/pinkeeper.toml")
+        row "$count stores: pinkeeper status (goal <= 200 ms)" "$st_min / $st_mean ms"
+        # The idle daemon: PSS 20 s after READY (the pass's threads have ended by then).
+        rm -f "$d/notify.sock" "$d/notify.log"
+        python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True: log.write(s.recv(4096).decode(errors="replace").replace("\n", " | ") + "\n")
+' "$d/notify.sock" "$d/notify.log" &
+        listener_pid=$!
+        for _ in $(seq 50); do [[ -S $d/notify.sock ]] && break; sleep 0.1; done
+        env -u WATCHDOG_USEC NOTIFY_SOCKET="$d/notify.sock" "$pinkeeper" run --config "$d/pinkeeper.toml" 2>"$d/daemon.log" &
+        daemon_pid=$!
+        for _ in $(seq 600); do grep -q READY=1 "$d/notify.log" 2>/dev/null && break; sleep 0.1; done
+        sleep "${SCALE_IDLE_SECONDS:-20}"
+        row "$count stores: idle pinkeeper run, 20 s after READY: Pss / Anonymous / VmHWM (goal Pss <= 40 MiB)" \
+            "$(awk '/^(Pss|Anonymous):/ {printf "%.1f MiB / ", $2 / 1024}' "/proc/$daemon_pid/smaps_rollup")$(awk '/^VmHWM/ {printf "%.1f MiB", $2 / 1024}' "/proc/$daemon_pid/status")"
+        kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
+        kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true; listener_pid=
+    done
+    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+if want scale-probes; then
+    # One probe pass over 10 / 100 / 1,000 targets behind a 50 ms round trip, and the largest gap
+    # between WATCHDOG=1 messages of `pinkeeper run` while it probes the largest set. Every target
+    # is localhost on its own port, sent by probe_connect_to to one latency proxy in front of the
+    # fixture service (a full TLS handshake each, checked against the fixture CA; no pins, so each
+    # answers "unpinned").
+    echo "== scale-probes: probe targets behind a 50 ms round trip (scripts/latency-proxy.py), default concurrency"
+    start_server
+    rm -f "$work/latency-port"
+    python3 scripts/latency-proxy.py --rtt 0.05 --target "$(cat "$work/port")" --port-file "$work/latency-port" &
+    latency_pid=$!
+    for _ in $(seq 50); do [[ -s $work/latency-port ]] && break; sleep 0.1; done
+    echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    probe_config() {  # probe_config DIR COUNT PROBE-INTERVAL
+        rm -rf "$1" && mkdir -p "$1/cache" "$1/state"
+        python3 - "$1" "$2" "$(cat "$work/latency-port")" "$pubkey" "$work/ca/ca.pem" "$3" "$base" <<'PY'
+import sys
+d, n, port, key, ca, interval, base = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+targets = ", ".join('"localhost:%d"' % (20000 + i) for i in range(n))
+connect = ", ".join('"localhost:%d" = "127.0.0.1:%s"' % (20000 + i, port) for i in range(n))
+open(d + "/pinkeeper.toml", "w").write(f'''cache_directory = "{d}/cache"
+state_directory = "{d}/state"
+
+[stores.probed]
+url = "{base}/challenge/s000"
+public_key = "{key}"
+mode = "challenge"
+ca_file = "{ca}"
+probe = [{targets}]
+probe_interval = "{interval}"
+probe_ca_file = "{ca}"
+probe_connect_to = {{ {connect} }}
+''')
+PY
+    }
+    targets=${PROBE_TARGETS:-10 100 1000}
+    for count in $targets; do
+        d=$work/probes-$count
+        probe_config "$d" "$count" 1h
+        best=
+        for _ in 1 2 3; do  # `pinkeeper probe` exits 1: no target is pinned
+            start=$(date +%s%N)
+            "$pinkeeper" probe --config "$d/pinkeeper.toml" >"$d/probe.out" 2>"$d/probe.err" || true
+            ms=$(( ($(date +%s%N) - start) / 1000000 ))
+            [[ -z $best || $ms -lt $best ]] && best=$ms
+        done
+        handshakes=$(grep -c ' unpinned ' "$d/probe.out" || true)
+        row "$count targets: one pinkeeper probe pass, min of 3 (goal at 1,000: <= 10 s)" "$best ms ($handshakes of $count handshakes completed)"
+    done
+    # The daemon: WATCHDOG_USEC 2 s (it pings about every second); 25 s with a 10 s probe interval.
+    count=${targets##* }
+    d=$work/probes-watchdog
+    probe_config "$d" "$count" 10s
+    rm -f "$d/notify.sock"
+    python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True:
+        m = s.recv(4096).decode(errors="replace").replace("\n", " | ")
+        log.write("%.3f %s\n" % (time.monotonic(), m))
+' "$d/notify.sock" "$d/notify.log" &
+    listener_pid=$!
+    for _ in $(seq 50); do [[ -S $d/notify.sock ]] && break; sleep 0.1; done
+    NOTIFY_SOCKET="$d/notify.sock" WATCHDOG_USEC=2000000 "$pinkeeper" run --config "$d/pinkeeper.toml" 2>"$d/daemon.log" &
+    daemon_pid=$!
+    sleep "${PROBE_WATCH_SECONDS:-25}"
+    kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
+    kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true; listener_pid=
+    gap=$(awk '/WATCHDOG=1/ {if (last != "") {g = $1 - last; if (g > max) max = g}; last = $1; n++} END {printf "%.0f ms over %d messages", max * 1000, n}' "$d/notify.log")
+    # Each target's first "unpinned" result is logged once (event=probe-unpinned); later passes
+    # with the same result are not, so this counts the targets of the first pass.
+    logged=$(grep -c 'event=probe-unpinned' "$d/daemon.log" || true)
+    row "$count targets, pinkeeper run, WATCHDOG_USEC 2 s: largest gap between WATCHDOG=1" "$gap ($logged probe-unpinned results logged)"
     kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi

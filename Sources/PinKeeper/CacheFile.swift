@@ -61,9 +61,19 @@ public struct CacheFile: Sendable, Equatable {
     /// The exact bytes pinkeeper publishes: entries in `Pin.publishedOrder`, one per line,
     /// `depth` only when non-zero, `signature` and `key` only when known, then `domainsConfig` and metadata.
     /// Appended to one pre-sized buffer: a 10,000-entry store is written on every update.
-    public func encoded() -> Data {
+    public func encoded() -> Data { Data(encodedBytes()) }
+
+    /// `encoded()` as an array, which a writer can take without a copy (the file of a
+    /// 100,000-entry list is about 25 MB).
+    public func encodedBytes() -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(256 + list.pins.count * 200)
+        // Each entry's strings plus its fixed text (keys, quotes, at most 20 digits per number):
+        // growing a buffer this size by doubling would hold both copies at once.
+        out.reserveCapacity(
+            list.pins.reduce(512) { size, pin in
+                size + 128 + pin.name.utf8.count + (pin.fingerprint.count + 2) / 3 * 4 + (pin.signature?.utf8.count ?? 0)
+                    + (pin.key?.utf8.count ?? 0)
+            })
         func put(_ text: StaticString) {
             out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
         }
@@ -134,7 +144,7 @@ public struct CacheFile: Sendable, Equatable {
         put(", \"source\": ")
         putString(metadata.source)
         put(", \"updated\": \(metadata.updated), \"nextUpdate\": \(metadata.nextUpdate)}\n}\n")
-        return Data(out)
+        return out
     }
 }
 

@@ -120,6 +120,21 @@ struct SchedulerTests {
         #expect(at == Self.now + 10)
     }
 
+    // MARK: NextUpdate.isCatchUp
+
+    @Test func anUpdateWithNothingPlannedCatchesUp() {
+        #expect(NextUpdate.isCatchUp(planned: nil, now: Self.now, policy: Self.policy()))
+    }
+
+    @Test func anUpdateCatchesUpOnlyWhenLaterThanPlannedByMoreThanTheSplayWindow() {
+        let policy = Self.policy(periodic: 7 * Self.day)  // window: 10 % = 60,480 s
+        #expect(!NextUpdate.isCatchUp(planned: Self.now + 5, now: Self.now, policy: policy))
+        #expect(!NextUpdate.isCatchUp(planned: Self.now, now: Self.now, policy: policy))
+        #expect(!NextUpdate.isCatchUp(planned: Self.now - 60_480, now: Self.now, policy: policy))
+        #expect(NextUpdate.isCatchUp(planned: Self.now - 60_481, now: Self.now, policy: policy))
+        #expect(NextUpdate.isCatchUp(planned: .min, now: Self.now, policy: policy))
+    }
+
     // MARK: Backoff.retryAt
 
     static func retry(

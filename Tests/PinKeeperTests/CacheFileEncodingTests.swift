@@ -37,4 +37,34 @@ struct CacheFileEncodingTests {
         #expect(text.contains(#""signature": "s\"""#))
         #expect(try CacheFile(json: file.encoded()) == file)
     }
+
+    @Test("encodedBytes is encoded, byte for byte, also where escapes make it longer than reserved")
+    func bytesAreTheEncoding() throws {
+        let escaped = String(repeating: "\u{1}\"", count: 40)  // 2 bytes each, 8 written
+        let pins = [
+            Pin(name: escaped, fingerprint: Sample.digest(1), expires: .min, depth: 3, signature: escaped, key: "0123456789abcdef"),
+            Pin(name: "b.example", fingerprint: Sample.digest(2), expires: .max, signature: "MEUCIQ=="),
+            Pin(name: "c.example", fingerprint: Sample.digest(3), expires: 0, key: escaped),
+        ]
+        let domains = DomainsConfig(sslPinningRequiredForUnlisted: true, domains: [.init(name: escaped, sslPinningRequired: false)])
+        let file = CacheFile(
+            list: PinList(pins: pins, domainsConfig: domains),
+            metadata: .init(store: escaped, source: escaped, updated: .min, nextUpdate: .max, mode: .challenge))
+        let bytes = file.encodedBytes()
+        #expect(bytes == Array(file.encoded()))
+        #expect(try CacheFile(json: Data(bytes)) == file)
+        #expect(CacheFile(list: PinList(pins: []), metadata: file.metadata).encodedBytes().last == 0x0A)
+    }
+
+    @Test("SHA-256 over bytes in place is the array's digest (FIPS 180-2 'abc')")
+    func digestInPlace() {
+        let abc = Array("abc".utf8)
+        let expected: [UInt8] = [
+            0xBA, 0x78, 0x16, 0xBF, 0x8F, 0x01, 0xCF, 0xEA, 0x41, 0x41, 0x40, 0xDE, 0x5D, 0xAE, 0x22, 0x23,
+            0xB0, 0x03, 0x61, 0xA3, 0x96, 0x17, 0x7A, 0x9C, 0xB4, 0x10, 0xFF, 0x61, 0xF2, 0x00, 0x15, 0xAD,
+        ]
+        #expect(abc.withUnsafeBytes { SHA256.digest($0) } == expected)
+        #expect(SHA256.digest(abc) == expected)
+        #expect(Data("abc".utf8).withUnsafeBytes { SHA256.digest($0) } == expected)
+    }
 }

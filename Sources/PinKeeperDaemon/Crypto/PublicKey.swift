@@ -54,6 +54,9 @@ public final class PublicKey: Sendable, Equatable {
     /// the SHA-256 of the 65-byte point, in lower-case hex (`base64 -d | sha256sum | cut -c1-16`).
     public var id: String { decodedOnce().id }
 
+    /// The OpenSSL key (decoded on first use); nil only if OpenSSL could not allocate it.
+    var evpKey: OpaquePointer? { decodedOnce().key }
+
     /// Whether the key was decoded yet (for tests).
     var isDecoded: Bool { decoded.withLock { $0 != nil } }
 

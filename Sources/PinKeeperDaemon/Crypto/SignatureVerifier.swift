@@ -42,8 +42,9 @@ public struct SignatureVerifier: Sendable {
         let chunks = (pins.count + chunk - 1) / chunk
         nonisolated(unsafe) let results = found  // each iteration writes a disjoint range
         ParallelLoop.run(iterations: chunks) { c in
+            var verifier = EntryVerifier(keys: keys)  // set up once per chunk, not per entry
             for i in (c * chunk)..<min(pins.count, (c + 1) * chunk) {
-                results[i] = entryKeyIndex(pins[i]) ?? -1
+                results[i] = verifier.keyIndex(pins[i]) ?? -1
             }
         }
         return found.map { $0 >= 0 ? keys[$0] : nil }

@@ -28,7 +28,7 @@ public struct AtomicWriter: Sendable {
 
     /// Returns the identity of the file now in place.
     @discardableResult
-    public func write(_ data: Data, to name: String, in directory: String, mode: mode_t = 0o644) throws(FileError) -> FileIdentity {
+    public func write(_ data: some ContiguousBytes, to name: String, in directory: String, mode: mode_t = 0o644) throws(FileError) -> FileIdentity {
         let dir = fileSystem.openDirectory(directory)
         guard dir >= 0 else { throw FileError("cannot open directory", directory) }
         defer { close(dir) }
@@ -55,7 +55,7 @@ public struct AtomicWriter: Sendable {
         return FileIdentity(info)
     }
 
-    private func writeAll(_ fd: Int32, _ data: Data, path: String) throws(FileError) {
+    private func writeAll(_ fd: Int32, _ data: some ContiguousBytes, path: String) throws(FileError) {
         var offset = 0
         var failure: FileError?
         data.withUnsafeBytes { bytes in

@@ -56,7 +56,7 @@ public struct CacheDirectory: Sendable {
     }
 
     public func publish(_ cache: CacheFile) throws(FileError) {
-        let identity = try writer.write(cache.encoded(), to: fileName(for: cache.metadata.store), in: path)
+        let identity = try writer.write(cache.encodedBytes(), to: fileName(for: cache.metadata.store), in: path)
         memo.remember(cache, identity: identity, for: filePath(for: cache.metadata.store))
     }
 

@@ -33,4 +33,11 @@ public enum NextUpdate {
         let regular = base - random.uniform(upTo: base / 10)
         return now.saturatingAdding(max(catchingUp ? regular - random.uniform(upTo: regular) : regular, floor))
     }
+
+    /// Whether an update at `now` catches up: nothing valid was cached, or it comes later than
+    /// `planned` (the published file's `nextUpdate`) by more than 10 % of the periodic interval.
+    public static func isCatchUp(planned: Int64?, now: Int64, policy: UpdatePolicy) -> Bool {
+        guard let planned else { return true }
+        return now.saturatingSubtracting(planned) > policy.periodicUpdateInterval / 10
+    }
 }

@@ -1,0 +1,180 @@
+"""The reader's fast paths (pins.py) against the plain checks they stand in for: the same verdict
+on every file of the conformance table and on generated variants of an entry, one rule bent at a
+time. The reference visits every value one by one: slow, and plainly right."""
+
+import dataclasses
+import json
+import re
+import string
+
+import pytest
+
+from pinkeeper import Pin
+from pinkeeper import pins
+from pinkeeper.pins import MAXIMUM_DEPTH, PinListError, Repeated
+
+from test_conformance import file_content, load_cases
+
+DIGEST = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE="
+
+
+# The reference: strict JSON checked value by value.
+
+def reference_pairs(pairs):
+    result = {}
+    for key, value in pairs:
+        if key not in result:
+            result[key] = value
+        elif isinstance(result[key], Repeated):
+            result[key].values.append(value)
+        else:
+            result[key] = Repeated([result[key], value])
+    return result
+
+
+def reference_loads(data: bytes):
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise PinListError("not valid JSON (starts with a UTF-8 byte order mark)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PinListError("not valid JSON (invalid UTF-8)") from None
+    try:
+        document = json.loads(text, object_pairs_hook=reference_pairs, parse_constant=pins._reject_constant,
+                              parse_int=pins._integer_literal)
+    except RecursionError:
+        raise PinListError(f"not valid JSON (nested deeper than {MAXIMUM_DEPTH} levels)") from None
+    except json.JSONDecodeError as error:
+        raise PinListError(f"not valid JSON ({error.msg} at character {error.pos})") from None
+    pending = [(document, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, str):
+            if re.search("[\ud800-\udfff]", value):
+                raise PinListError("not valid JSON (a lone surrogate escape)")
+        elif isinstance(value, Repeated):
+            pending.extend((item, depth) for item in value.values)
+        elif isinstance(value, (dict, list)):
+            if depth > MAXIMUM_DEPTH:
+                raise PinListError(f"not valid JSON (nested deeper than {MAXIMUM_DEPTH} levels)")
+            items = list(value) + list(value.values()) if isinstance(value, dict) else value
+            pending.extend((item, depth + 1) for item in items)
+    return document
+
+
+def outcome(load, data: bytes):
+    """What a loader makes of `data`: the document (as comparable text) or the reason it refuses."""
+    try:
+        document = load(data)
+    except PinListError as error:
+        return "refused", str(error)
+    return "parsed", json.dumps(document, default=lambda value: {"repeated": value.values}
+                                if isinstance(value, Repeated) else type(value).__name__)
+
+
+def checked_pins(entries):
+    try:
+        return [pins._checked_pin(entry, f"fingerprints[{index}]") for index, entry in enumerate(entries)]
+    except PinListError:
+        return None
+
+
+# The corpus.
+
+def conformance_files():
+    for case in load_cases():
+        for data in (file_content(case), *(json.dumps(case[key]).encode() for key in ("previous_cache", "fallback")
+                                           if key in case)):
+            if data is not None:
+                yield case["id"], data
+
+
+def deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+ENTRY = {"name": '"a"', "fingerprint": f'"{DIGEST}"', "expires": "1", "depth": None, "signature": None, "x": None}
+# Values for one member of the middle entry (None: the member is absent); an entry lies at depth 3.
+VARIANTS = {
+    "name": [None, "null", "1", "true", '["a"]', "{}", '"A\\u0042c"', '"\\u0000"', '"a", "name": "b"',
+             '"a", "n\\u0061me": "b"'],
+    "fingerprint": [None, "null", "1", f'"{DIGEST[:-2]}Q="', f'"{DIGEST[:-2]}=="', f'"{DIGEST[:-1]}A"',
+                    f'"{DIGEST[:-1]}=="', f'"{DIGEST}\\n"', f'" {DIGEST[1:]}"', f'"-{DIGEST[1:]}"', f'"_{DIGEST[1:]}"',
+                    f'"\\u0661{DIGEST[1:]}"', '"' + "A" * 43 + '="', '"' + "/" * 42 + 'w="', '"' + "A" * 40 + '===="',
+                    f'"{DIGEST}", "fingerprint": "{DIGEST}"', f'"{DIGEST}", "fingerpr\\u0069nt": "{DIGEST}"'],
+    "expires": [None, "null", "true", '"1"', "0", "-0", "1.0", "1e3", "-0.0", "1E0", "9223372036854775807",
+                "9223372036854775808", "-9223372036854775808", "-9223372036854775809", "9" * 30, "9" * 5000,
+                "[1]", "1, \"expires\": 1"],
+    "depth": [None, "null", "0", "1", "-1", "-0", "1.0", "true", '"0"', "9223372036854775807", "9223372036854775808",
+              "0, \"depth\": 0"],
+    "signature": [None, "null", '"s"', "1", "[]", '"s", "signature": "t"'],
+    "x": [None, "1, \"x\": [2]", '"\\ud800"', '"\\udc00\\ud800"', '"\\ud83d\\ude00"', '"\\uD83D\\uDE00"',
+          '"\\\\ud800"', '"\\\\\\ud800"', "NaN", "-Infinity", "1, \"\\ud800\": 1", deep(MAXIMUM_DEPTH - 3),
+          deep(MAXIMUM_DEPTH - 2), "1, \"x\": " + deep(MAXIMUM_DEPTH - 2), '{"y": ' + deep(MAXIMUM_DEPTH - 4) + "}",
+          '{"y": ' + deep(MAXIMUM_DEPTH - 3) + "}", '{"\\udfff": 1}'],
+}
+
+
+def entry_text(**changes) -> str:
+    members = {**ENTRY, **changes}
+    return "{" + ", ".join(f'"{key}": {value}' for key, value in members.items() if value is not None) + "}"
+
+
+def variant_files():
+    good = entry_text()
+    for key, values in VARIANTS.items():
+        for value in values:
+            entries = f"[{good}, {entry_text(**{key: value})}, {good}]"
+            yield f"{key}={str(value)[:40]}", (
+                '{"fingerprints": ' + entries + ', "pinkeeper": {"format": 1, "store": "banking", "source": "s", '
+                '"updated": 1, "nextUpdate": 2}}').encode()
+    for entries in ("[]", "[1]", "[null]", "[[]]", f"[{good}, 1]", '"x"', f"[{good}], \"fingerprints\": []"):
+        yield f"fingerprints={entries[:20]}", ('{"fingerprints": ' + entries + "}").encode()
+
+
+CORPUS = list(conformance_files()) + list(variant_files())
+
+
+@pytest.mark.parametrize("data", [data for _, data in CORPUS], ids=[name for name, _ in CORPUS])
+def test_fast_paths_agree_with_the_reference(data):
+    fast, reference = outcome(pins.loads_json, data), outcome(reference_loads, data)
+    assert fast == reference
+    if fast[0] == "parsed":
+        document = pins.loads_json(data)
+        entries = document.get("fingerprints") if isinstance(document, dict) else None
+        if isinstance(entries, list):
+            # All plainly valid (the fast path's pins), or at least one entry refused.
+            assert pins._plain_pins(entries) == checked_pins(entries)
+
+
+def test_the_corpus_reaches_every_outcome():
+    seen = set()
+    for _, data in CORPUS:
+        kind, reason = outcome(pins.loads_json, data)
+        if kind == "refused":
+            seen.add(re.sub(r" at character \d+|\(.*? is not a JSON number\)", "", reason))
+            continue
+        document = pins.loads_json(data)
+        entries = document.get("fingerprints") if isinstance(document, dict) else None
+        if isinstance(entries, list):
+            seen.add("entries valid" if pins._plain_pins(entries) is not None else "an entry refused")
+    assert {"entries valid", "an entry refused", "not valid JSON (a lone surrogate escape)",
+            f"not valid JSON (nested deeper than {MAXIMUM_DEPTH} levels)", "not valid JSON (invalid UTF-8)"} <= seen
+
+
+def test_fold_name_equals_the_ascii_translation():
+    table = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+    for name in ("API.Example.COM", "", "a-Z_0.9", "ÜBER.example", "\u212a.example", "İ.example", "ı",
+                 "\u00c9e\u0301", "x\u0130Y", "\U0001F600A", string.printable, "".join(map(chr, range(256)))):
+        assert pins.fold_name(name) == name.translate(table)
+
+
+def test_pin_is_still_a_frozen_dataclass():
+    digest = bytes(range(32))
+    pin = Pin("a", digest, 5)
+    assert pin == Pin(name="a", fingerprint=digest, expires=5, depth=0) != Pin("a", digest, 5, 1)
+    assert hash(pin) == hash(Pin("a", digest, 5, 0))
+    assert [field.name for field in dataclasses.fields(Pin)] == ["name", "fingerprint", "expires", "depth"]
+    assert repr(pin) == f"Pin(name='a', fingerprint={digest!r}, expires=5, depth=0)"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pin.depth = 1

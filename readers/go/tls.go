@@ -89,11 +89,15 @@ func (r *Reader) TLSConfig(base *tls.Config) *tls.Config {
 // Transport is a clone of http.DefaultTransport (proxies from the environment, HTTP/2, its time
 // limits) whose TLSClientConfig is TLSConfig(base). Change its dialing with DialContext only:
 // a DialTLSContext (or DialTLS) set on it makes its own TLS connections, and the pins are not
-// checked for them.
+// checked for them. For that reason the clone drops what a program or library may have put on
+// the default transport that would bypass TLSClientConfig: its TLS dialers, and TLSNextProto,
+// whose upgrade functions (x/net/http2's ConfigureTransport) would hand requests to the default
+// transport's own HTTP/2 connections, opened without the pins.
 func (r *Reader) Transport(base *tls.Config) *http.Transport {
 	transport, ok := http.DefaultTransport.(*http.Transport)
 	if ok {
 		transport = transport.Clone()
+		transport.DialTLSContext, transport.DialTLS, transport.TLSNextProto = nil, nil, nil
 	} else { // a program replaced the default: start from net/http's defaults
 		transport = &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,

@@ -272,6 +272,22 @@ func TestConnectionsWithoutAVerifiedHostOrChainAreRefused(t *testing.T) {
 	mustPass(t, "IP address (control)", addressed, plainTransport(addressed, &tls.Config{RootCAs: p.roots}), "127.0.0.1")
 }
 
+func TestTLSDialersOnTheDefaultTransportAreNotInherited(t *testing.T) {
+	p := thePKI(t)
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin(testHost, p.pinned.Fingerprint(), 0)))
+	unpinned := startServer(t, false, p.unpinned, p.intermediate)
+	defaults := http.DefaultTransport.(*http.Transport)
+	saved := defaults.DialTLSContext
+	defer func() { defaults.DialTLSContext = saved }()
+	// What a library may do to the default transport: TLS connections of its own making.
+	defaults.DialTLSContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		dialer := &tls.Dialer{Config: &tls.Config{RootCAs: p.roots, ServerName: testHost}}
+		return dialer.DialContext(ctx, network, unpinned.Listener.Addr().String())
+	}
+	mustPass(t, "control: a clone of the default transport dials through it", unpinned, plainTransport(unpinned, &tls.Config{RootCAs: p.roots}), testHost)
+	mustRefuse(t, "the pinned transport", unpinned, pinnedTransport(reader, unpinned, nil), testHost, "does not pin")
+}
+
 func TestTheCallersVerifyConnectionStillRuns(t *testing.T) {
 	p := thePKI(t)
 	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin(testHost, p.pinned.Fingerprint(), 0)))

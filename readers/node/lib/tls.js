@@ -120,7 +120,8 @@ const refuse = (what) => new TypeError(`pinkeeper: ${what}; pins are checked on 
  * and then gives no peer certificate at all, so a resumed connection could not be checked.
  * Options that would weaken this are refused (TypeError): `rejectUnauthorized: false` (Node then
  * connects, and sends what was written, whatever the chain), a checkServerIdentity of the
- * caller's (it would replace the pins), a `session` to resume and a session cache.
+ * caller's (it would replace the pins), a `session` to resume, a session cache, and a
+ * `createConnection` of the caller's (http2.connect would use its socket as it is, unchecked).
  */
 function pinnedTLS(reader, options) {
   if (options.rejectUnauthorized === false) throw refuse('rejectUnauthorized: false turns chain verification off');
@@ -129,6 +130,7 @@ function pinnedTLS(reader, options) {
   }
   if (options.session !== undefined) throw refuse('a resumed TLS session skips the identity check and shows no certificate');
   if (options.maxCachedSessions) throw refuse('a session cache resumes sessions, which skip the identity check');
+  if (options.createConnection !== undefined) throw refuse('a createConnection of the caller\'s would make the TLS connection without these checks');
   return {
     ...options,
     rejectUnauthorized: true,

@@ -441,6 +441,8 @@ test('options that would replace the pinned identity check are refused', () => {
   assert.throws(() => tlsOptions(reader, { checkServerIdentity: checkServerIdentity(other) }), /checks the server identity itself/);
   assert.equal(typeof tlsOptions(reader, { checkServerIdentity: checkServerIdentity(reader) }).checkServerIdentity, 'function');
   assert.throws(() => new PinnedAgent(reader, { checkServerIdentity: tls.checkServerIdentity }), /checks the server identity itself/);
+  // http2.connect uses a createConnection as it is: its socket would carry no pinned check.
+  assert.throws(() => tlsOptions(reader, { createConnection: () => tls.connect({ port: 1 }) }), /createConnection of the caller's/);
 });
 
 /** One GET over HTTP/2 with `options`; resolves the body or rejects with the session's error. */

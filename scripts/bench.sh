@@ -21,6 +21,8 @@
 # Timings are disturbed by other work on the machine: the load is printed first and last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# hyperfine times the whole-process rows; installed (apt) when missing, as make test installs its tools.
+command -v hyperfine >/dev/null 2>&1 || scripts/install-deps.sh hyperfine
 root=$PWD
 scratch=${BENCH_SCRATCH:-.build}
 work=$root/$scratch/bench

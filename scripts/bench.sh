@@ -186,6 +186,36 @@ PY
     [[ -f $work/port ]] || { echo "bench: pinserver did not start" >&2; cat "$work/pinserver.log" >&2; exit 1; }
     base=https://127.0.0.1:$(cat "$work/port")
 }
+# start_latency_proxy RTT: a latency proxy in front of the fixture service; its port is in $work/latency-port.
+start_latency_proxy() {
+    rm -f "$work/latency-port"
+    python3 scripts/latency-proxy.py --rtt "$1" --target "$(cat "$work/port")" --port-file "$work/latency-port" &
+    latency_pid=$!
+    for _ in $(seq 50); do [[ -s $work/latency-port ]] && break; sleep 0.1; done
+}
+stop_latency_proxy() {
+    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
+}
+# start_notify_listener DIR [stamped]: a notify socket DIR/notify.sock, as systemd gives one; each
+# datagram becomes a line of DIR/notify.log ("stamped": prefixed with the monotonic time in seconds).
+start_notify_listener() {
+    rm -f "$1/notify.sock" "$1/notify.log"
+    python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
+stamped = sys.argv[3] == "stamped"
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True:
+        m = s.recv(4096).decode(errors="replace").replace("\n", " | ")
+        log.write("%.3f %s\n" % (time.monotonic(), m) if stamped else m + "\n")
+' "$1/notify.sock" "$1/notify.log" "${2:-}" &
+    listener_pid=$!
+    for _ in $(seq 50); do [[ -S $1/notify.sock ]] && break; sleep 0.1; done
+}
+stop_daemon_and_listener() {
+    kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
+    kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true; listener_pid=
+}
 
 # ---------------------------------------------------------------- benchmarks
 if want static; then
@@ -250,16 +280,8 @@ if want idle; then
                 "$s" "$base" "$s" "$pubkey" "$work/ca/ca.pem"
         done
     } >"$idle/pinkeeper.toml"
-    # A notify socket, as systemd gives one: READY=1 tells when the first pass is over.
-    rm -f "$idle/notify.sock"
-    python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
-with open(sys.argv[2], "a", buffering=1) as log:
-    while True: log.write(s.recv(4096).decode(errors="replace").replace("\n", " | ") + "\n")
-' "$idle/notify.sock" "$idle/notify.log" &
-    listener_pid=$!
-    for _ in $(seq 50); do [[ -S $idle/notify.sock ]] && break; sleep 0.1; done
+    # READY=1 on the notify socket tells when the first pass is over.
+    start_notify_listener "$idle"
     env -u WATCHDOG_USEC NOTIFY_SOCKET="$idle/notify.sock" "$pinkeeper" run --config "$idle/pinkeeper.toml" 2>"$idle/daemon.log" &
     daemon_pid=$!
     for _ in $(seq 300); do grep -q READY=1 "$idle/notify.log" 2>/dev/null && break; sleep 0.1; done
@@ -306,8 +328,7 @@ with open(sys.argv[2], "a", buffering=1) as log:
     awk 'NR == FNR {b[$1] = $2; next} {print $1, $2 - ($1 in b ? b[$1] : 0)}' <(echo "$before") <(echo "$after") |
         while read -r tid n; do echo "    $tid $(cat "/proc/$daemon_pid/task/$tid/comm" 2>/dev/null): $n"; done
     echo "  notify messages: $(tr '\n' ' ' <"$idle/notify.log" | cut -c1-200)"
-    kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
-    kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true; listener_pid=
+    stop_daemon_and_listener
 fi
 # ---------------------------------------------------------------- whole-process rows (hyperfine)
 runs=${RUNS:-10}
@@ -412,10 +433,7 @@ if want many; then
     count=${MANY_STORES:-50}
     echo "== many: $count stores on one server, 100 ms round trip (scripts/latency-proxy.py), min / mean of $runs, ms"
     start_server
-    rm -f "$work/latency-port"
-    python3 scripts/latency-proxy.py --rtt 0.1 --target "$(cat "$work/port")" --port-file "$work/latency-port" &
-    latency_pid=$!
-    for _ in $(seq 50); do [[ -s $work/latency-port ]] && break; sleep 0.1; done
+    start_latency_proxy 0.1
     slow=https://127.0.0.1:$(cat "$work/latency-port")
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
     for mode in challenge static; do
@@ -430,7 +448,7 @@ if want many; then
         done
         row "  $mode: $count stores x one store, pinkeeper (goal <= 2x) / Python" "$(ratio "$many_pk" "$one_pk") / $(ratio "$many_py" "$one_py")"
     done
-    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
+    stop_latency_proxy
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 if want scale-stores; then
@@ -438,10 +456,7 @@ if want scale-stores; then
     # challenge stores on one server behind a 100 ms round trip, default concurrency.
     echo "== scale-stores: stores behind a 100 ms round trip (scripts/latency-proxy.py), default concurrency"
     start_server
-    rm -f "$work/latency-port"
-    python3 scripts/latency-proxy.py --rtt 0.1 --target "$(cat "$work/port")" --port-file "$work/latency-port" &
-    latency_pid=$!
-    for _ in $(seq 50); do [[ -s $work/latency-port ]] && break; sleep 0.1; done
+    start_latency_proxy 0.1
     slow=https://127.0.0.1:$(cat "$work/latency-port")
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
     for count in ${SCALE_STORES:-10 100 1000}; do
@@ -453,25 +468,16 @@ if want scale-stores; then
         read -r st_min st_mean < <(timed "status-$count" -- "$pinkeeper" status --config "$d/pinkeeper.toml")
         row "$count stores: pinkeeper status (goal <= 200 ms)" "$st_min / $st_mean ms"
         # The idle daemon: PSS 20 s after READY (the pass's threads have ended by then).
-        rm -f "$d/notify.sock" "$d/notify.log"
-        python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
-with open(sys.argv[2], "a", buffering=1) as log:
-    while True: log.write(s.recv(4096).decode(errors="replace").replace("\n", " | ") + "\n")
-' "$d/notify.sock" "$d/notify.log" &
-        listener_pid=$!
-        for _ in $(seq 50); do [[ -S $d/notify.sock ]] && break; sleep 0.1; done
+        start_notify_listener "$d"
         env -u WATCHDOG_USEC NOTIFY_SOCKET="$d/notify.sock" "$pinkeeper" run --config "$d/pinkeeper.toml" 2>"$d/daemon.log" &
         daemon_pid=$!
         for _ in $(seq 600); do grep -q READY=1 "$d/notify.log" 2>/dev/null && break; sleep 0.1; done
         sleep "${SCALE_IDLE_SECONDS:-20}"
         row "$count stores: idle pinkeeper run, 20 s after READY: Pss / Anonymous / VmHWM (goal Pss <= 40 MiB)" \
             "$(awk '/^(Pss|Anonymous):/ {printf "%.1f MiB / ", $2 / 1024}' "/proc/$daemon_pid/smaps_rollup")$(awk '/^VmHWM/ {printf "%.1f MiB", $2 / 1024}' "/proc/$daemon_pid/status")"
-        kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
-        kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true; listener_pid=
+        stop_daemon_and_listener
     done
-    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
+    stop_latency_proxy
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 if want scale-probes; then
@@ -482,10 +488,7 @@ if want scale-probes; then
     # answers "unpinned").
     echo "== scale-probes: probe targets behind a 50 ms round trip (scripts/latency-proxy.py), default concurrency"
     start_server
-    rm -f "$work/latency-port"
-    python3 scripts/latency-proxy.py --rtt 0.05 --target "$(cat "$work/port")" --port-file "$work/latency-port" &
-    latency_pid=$!
-    for _ in $(seq 50); do [[ -s $work/latency-port ]] && break; sleep 0.1; done
+    start_latency_proxy 0.05
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
     probe_config() {  # probe_config DIR COUNT PROBE-INTERVAL
         rm -rf "$1" && mkdir -p "$1/cache" "$1/state"
@@ -527,28 +530,17 @@ PY
     count=${targets##* }
     d=$work/probes-watchdog
     probe_config "$d" "$count" 10s
-    rm -f "$d/notify.sock"
-    python3 -c '
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
-with open(sys.argv[2], "a", buffering=1) as log:
-    while True:
-        m = s.recv(4096).decode(errors="replace").replace("\n", " | ")
-        log.write("%.3f %s\n" % (time.monotonic(), m))
-' "$d/notify.sock" "$d/notify.log" &
-    listener_pid=$!
-    for _ in $(seq 50); do [[ -S $d/notify.sock ]] && break; sleep 0.1; done
+    start_notify_listener "$d" stamped
     NOTIFY_SOCKET="$d/notify.sock" WATCHDOG_USEC=2000000 "$pinkeeper" run --config "$d/pinkeeper.toml" 2>"$d/daemon.log" &
     daemon_pid=$!
     sleep "${PROBE_WATCH_SECONDS:-25}"
-    kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=
-    kill "$listener_pid" 2>/dev/null; wait "$listener_pid" 2>/dev/null || true; listener_pid=
+    stop_daemon_and_listener
     gap=$(awk '/WATCHDOG=1/ {if (last != "") {g = $1 - last; if (g > max) max = g}; last = $1; n++} END {printf "%.0f ms over %d messages", max * 1000, n}' "$d/notify.log")
     # Each target's first "unpinned" result is logged once (event=probe-unpinned); later passes
     # with the same result are not, so this counts the targets of the first pass.
     logged=$(grep -c 'event=probe-unpinned' "$d/daemon.log" || true)
     row "$count targets, pinkeeper run, WATCHDOG_USEC 2 s: largest gap between WATCHDOG=1" "$gap ($logged probe-unpinned results logged)"
-    kill "$latency_pid"; wait "$latency_pid" 2>/dev/null || true; latency_pid=
+    stop_latency_proxy
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 if want fingerprint; then

@@ -49,6 +49,20 @@ package_status() {
     fi
 }
 
+# check_gone_and_stopped CHECK ACTION LEFT PASSED: after apt-get ACTION, LEFT (the paths still
+# there) must be empty and pinkeeper.service unknown to systemd and inactive; PASSED says what held.
+check_gone_and_stopped() {
+    local unit_state
+    unit_state="$(show LoadState) $(show ActiveState)"
+    if [[ -n $3 ]]; then
+        check_fail "$1" "still there after $2: $3"
+    elif [[ $unit_state != "not-found inactive" ]]; then
+        check_fail "$1" "pinkeeper.service after $2: LoadState/ActiveState $unit_state, expected not-found inactive"
+    else
+        check_pass "$1" "$4; the service is stopped and $unit_state"
+    fi
+}
+
 # remove_and_check CACHE KEPT...: `apt-get remove pinkeeper` in the booted container. The service
 # must stop and the program and unit go; CACHE and every KEPT path (configuration, state) stay
 # byte for byte, and so does the user.
@@ -74,15 +88,7 @@ remove_and_check() {
     for p in /usr/bin/pinkeeper /lib/systemd/system/pinkeeper.service; do
         in_container test -e "$p" && left+="$p "
     done
-    local unit_state
-    unit_state="$(show LoadState) $(show ActiveState)"
-    if [[ -n $left ]]; then
-        check_fail remove-stops "still there after remove: $left"
-    elif [[ $unit_state != "not-found inactive" ]]; then
-        check_fail remove-stops "pinkeeper.service after remove: LoadState/ActiveState $unit_state, expected not-found inactive"
-    else
-        check_pass remove-stops "the service is stopped and $unit_state; the program and the unit are gone"
-    fi
+    check_gone_and_stopped remove-stops remove "$left" "the program and the unit are gone"
 
     local i=0
     for p in "$cache" "$@"; do
@@ -103,7 +109,7 @@ remove_and_check() {
 # administrator added, /var/lib/pinkeeper and the enablement link must be gone and the service
 # stopped; CACHE must be kept byte for byte.
 purge_and_check() {
-    local packaged=$1 cache=$2 cache_sum rc left='' p unit_state
+    local packaged=$1 cache=$2 cache_sum rc left='' p
     cache_sum=$(root_sum "$cache")
     in_container apt-get purge -y pinkeeper >"$logs/purge.log" 2>&1
     rc=$?
@@ -122,14 +128,8 @@ purge_and_check() {
     for p in /etc/pinkeeper /var/lib/pinkeeper /etc/systemd/system/multi-user.target.wants/pinkeeper.service; do
         in_container test -e "$p" && left+="$p "
     done
-    unit_state="$(show LoadState) $(show ActiveState)"
-    if [[ -n $left ]]; then
-        check_fail purge-removes "still there after purge: $left"
-    elif [[ $unit_state != "not-found inactive" ]]; then
-        check_fail purge-removes "pinkeeper.service after purge: LoadState/ActiveState $unit_state, expected not-found inactive"
-    else
-        check_pass purge-removes "every packaged file, /etc/pinkeeper (with what the administrator added), /var/lib/pinkeeper and the enablement link are gone; the service is stopped and $unit_state"
-    fi
+    check_gone_and_stopped purge-removes purge "$left" \
+        "every packaged file, /etc/pinkeeper (with what the administrator added), /var/lib/pinkeeper and the enablement link are gone"
 
     if [[ -n $cache_sum && $(root_sum "$cache") == "$cache_sum" ]]; then
         check_pass purge-keeps-cache "$cache kept, byte for byte"

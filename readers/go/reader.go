@@ -1,7 +1,6 @@
 package pinkeeper
 
 import (
-	"crypto/sha256"
 	"crypto/x509"
 	"errors"
 	"path/filepath"
@@ -113,7 +112,7 @@ func (r *Reader) VerdictForVerifiedChains(names PeerNames, chains [][]*x509.Cert
 	digests := make([][][]byte, len(chains))
 	for i, chain := range chains {
 		for _, certificate := range chain {
-			sum := sha256.Sum256(certificate.Raw)
+			sum := Fingerprint(certificate)
 			digests[i] = append(digests[i], sum[:])
 		}
 	}

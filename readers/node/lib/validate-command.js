@@ -3,9 +3,8 @@
 // Exit status: 0 trusted, 1 untrusted, 2 empty, 64 usage error, 65 bad data (cache file or
 // certificate content), 66 certificate file missing or unreadable, 74 cache file unreadable.
 
-const crypto = require('node:crypto');
 const fs = require('node:fs');
-const { CacheReader, DEFAULT_CACHE_DIRECTORY, STORE_ID } = require('./cache-reader');
+const { CacheReader, DEFAULT_CACHE_DIRECTORY, STORE_ID, sha256 } = require('./cache-reader');
 const { commonName, notAfter, readCertificates, subjectRFC2253 } = require('./certificate');
 const { CacheReaderError } = require('./errors');
 const { describePeer, escaped, sameName } = require('./names');
@@ -114,9 +113,9 @@ function readChain(file) {
 function describeChain(chain, name, leafName) {
   const lines = chain.map(({ der, certificate }, depth) => {
     const subject = subjectRFC2253(certificate);
-    const sha256 = crypto.createHash('sha256').update(der).digest('base64');
+    const fingerprint = sha256(der).toString('base64');
     const expires = notAfter(der);
-    return `depth ${depth}: ${subject === '' ? '(empty subject)' : escaped(subject)}  sha256 ${sha256}`
+    return `depth ${depth}: ${subject === '' ? '(empty subject)' : escaped(subject)}  sha256 ${fingerprint}`
       + (expires === null ? '' : `  expires ${expires} (${iso(expires)})`);
   });
   if (leafName !== null && !sameName(leafName, name)) {
@@ -155,7 +154,7 @@ function execute(given, print) {
     for (const line of describeChain(chain, name, leafName)) print(line);
     // The file stands for a verified chain: its leaf's common name is N.
     names = { host: name, commonName: leafName };
-    verdict = reader.verdictForChainDigests(names, chain.map(({ der }) => crypto.createHash('sha256').update(der).digest()));
+    verdict = reader.verdictForChain(names, chain.map(({ der }) => der));
   }
   const peer = describePeer(names);
   if (verdict === Verdict.TRUSTED) print('trusted');

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -187,7 +186,7 @@ func execute(given options, out io.Writer, now func() time.Time) (int, error) {
 		}
 		digests := make([][]byte, len(chain))
 		for index, certificate := range chain {
-			sum := sha256.Sum256(certificate.Raw)
+			sum := pinkeeper.Fingerprint(certificate)
 			digests[index] = sum[:]
 		}
 		verdict = reader.VerdictForChainDigests(names, digests, now())

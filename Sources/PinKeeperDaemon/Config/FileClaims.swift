@@ -81,9 +81,8 @@ enum FileClaims {
         var parts = path.unicodeScalars.split(separator: "/").map { String(String.UnicodeScalarView($0)) }
         var rest: [String] = []
         while true {
-            if let real = realpath("/" + parts.joined(separator: "/"), nil) {
-                defer { free(real) }
-                var resolved = String(cString: real).unicodeScalars.split(separator: "/").map { String(String.UnicodeScalarView($0)) }
+            if let real = realPath("/" + parts.joined(separator: "/")) {
+                var resolved = real.unicodeScalars.split(separator: "/").map { String(String.UnicodeScalarView($0)) }
                 for part in rest where part != "." {
                     if part == ".." { _ = resolved.popLast() } else { resolved.append(part) }
                 }

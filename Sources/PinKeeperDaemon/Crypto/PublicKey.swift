@@ -87,7 +87,7 @@ public final class PublicKey: Sendable, Equatable {
             // The point passed the curve check, so only a failed allocation ends here: no key
             // then verifies anything (isValidSignature answers false), which fails closed.
             if key == nil { OpenSSLError.clear() }
-            let id = SHA256.digest(point).prefix(8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+            let id = lowerHex(SHA256.digest(point).prefix(8))
             let made = Decoded(key: key, id: id)
             state = made
             return made

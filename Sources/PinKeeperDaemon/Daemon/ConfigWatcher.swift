@@ -67,7 +67,7 @@ public final class ConfigWatcher: Sendable {
     /// Watches what the paths resolve to now and drops the watches no longer needed.
     private func rewatch(_ inotify: Inotify, replacing old: [Int32: WatchTarget]) -> [Int32: WatchTarget] {
         var watches: [Int32: WatchTarget] = [:]
-        for target in WatchTarget.targets(configPath: configPath, resolve: Self.resolve) {
+        for target in WatchTarget.targets(configPath: configPath, resolve: realPath) {
             switch inotify.watch(target.directory, mask: Self.mask) {
             case .success(let watch): watches[watch] = target
             case .failure(let error) where error.code == ENOENT || error.code == ENOTDIR: continue  // no stores.d: nothing to watch
@@ -79,12 +79,5 @@ public final class ConfigWatcher: Sendable {
         }
         for watch in old.keys where watches[watch] == nil { inotify.remove(watch) }
         return watches
-    }
-
-    /// The path with every symlink resolved, or nil when it does not exist.
-    static func resolve(_ path: String) -> String? {
-        guard let real = realpath(path, nil) else { return nil }
-        defer { free(real) }
-        return String(cString: real)
     }
 }

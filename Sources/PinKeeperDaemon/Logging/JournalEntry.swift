@@ -35,6 +35,12 @@ public enum LogEventID: String, Sendable, CaseIterable {
 
     /// The metadata key under which code names the event.
     public static let metadataKey = "event"
+
+    /// The event `metadata` names under `metadataKey`, when it is one of these.
+    init?(metadata: Logger.Metadata) {
+        guard case .string(let name)? = metadata[Self.metadataKey] else { return nil }
+        self.init(rawValue: name)
+    }
 }
 
 /// One native journal entry: `FIELD=value` pairs built from a swift-log event. Values are
@@ -57,9 +63,7 @@ public struct JournalEntry: Equatable, Sendable {
             ("SYSLOG_IDENTIFIER", "pinkeeper"),
             ("CODE_FILE", LogText.escaped(file)), ("CODE_LINE", String(line)), ("CODE_FUNC", LogText.escaped(function)),
         ]
-        if case .string(let event)? = metadata[LogEventID.metadataKey], let id = LogEventID(rawValue: event) {
-            fields.append(("MESSAGE_ID", id.messageID))
-        }
+        if let id = LogEventID(metadata: metadata) { fields.append(("MESSAGE_ID", id.messageID)) }
         for key in metadata.keys.sorted() where key != LogEventID.metadataKey {
             fields.append((Self.fieldName(key), LogText.escaped("\(metadata[key]!)")))
         }

@@ -19,7 +19,7 @@ public struct LogLine: Equatable, Sendable {
         fields = [("time", Timestamp.iso(milliseconds: milliseconds)), ("level", "\(level)"), ("msg", LogText.escaped(message))]
         if let event = metadata[LogEventID.metadataKey] {
             fields.append(("event", LogText.escaped("\(event)")))
-            if case .string(let name) = event, let id = LogEventID(rawValue: name) { fields.append(("message_id", id.messageID)) }
+            if let id = LogEventID(metadata: metadata) { fields.append(("message_id", id.messageID)) }
         }
         for key in metadata.keys.sorted() where key != LogEventID.metadataKey {
             fields.append((Self.name(key), LogText.escaped("\(metadata[key]!)")))
@@ -49,7 +49,7 @@ public struct LogLine: Equatable, Sendable {
     /// empty; otherwise quoted, with `\\` and `\"` inside, so that a logfmt parser, which unquotes
     /// those escapes, reads back exactly the escaped value: the journal field's text.
     static func logfmtValue(_ escaped: String) -> String {
-        guard escaped.isEmpty || escaped.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else { return escaped }
+        guard LogText.needsQuotes(escaped) else { return escaped }
         return "\"" + escaped.replacingEvery("\\", with: "\\\\").replacingEvery("\"", with: "\\\"") + "\""
     }
 }

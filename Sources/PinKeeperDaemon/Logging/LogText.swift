@@ -27,8 +27,14 @@ public enum LogText {
     /// it is empty or holds a space, `"` or `=`. Backslashes are already doubled, so `\"` is unambiguous.
     public static func quoted(_ value: String) -> String {
         let text = escaped(value)
-        guard text.isEmpty || text.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else { return text }
+        guard needsQuotes(text) else { return text }
         return "\"" + text.replacingEvery("\"", with: "\\\"") + "\""
+    }
+
+    /// Whether escaped text must be quoted to stay one `key=value` token: it is empty or holds a
+    /// space, `"` or `=`.
+    static func needsQuotes(_ escaped: String) -> Bool {
+        escaped.isEmpty || escaped.unicodeScalars.contains { $0 == " " || $0 == "\"" || $0 == "=" }
     }
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {

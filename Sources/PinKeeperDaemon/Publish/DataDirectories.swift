@@ -51,11 +51,7 @@ public enum DataDirectories {
     /// that anyone may write without the sticky bit: whoever can rename entries there can swap
     /// our directory for one of theirs. Group write is allowed, as on the usual root-owned trees.
     static func othersWritableAncestor(of path: String) -> String? {
-        var paths = [path]
-        if let real = realpath(path, nil) {
-            paths.append(String(cString: real))
-            free(real)
-        }
+        let paths = [path] + (realPath(path).map { [$0] } ?? [])
         for candidate in paths where candidate.unicodeScalars.first == "/" {
             var prefix = ""
             for ancestor in ["/"]

@@ -24,14 +24,14 @@ public enum ListDigest {
     /// `pins` as served (expired ones too: the digest must not depend on when a host fetched);
     /// `domainsConfig` only when its signature covered it (challenge mode).
     public static func of(pins: [Pin], domainsConfig: DomainsConfig?) -> String {
-        hex(SHA256.digest(canonicalBytes(pins: pins, domainsConfig: domainsConfig)))
+        lowerHex(SHA256.digest(canonicalBytes(pins: pins, domainsConfig: domainsConfig)))
     }
 
     static func canonicalBytes(pins: [Pin], domainsConfig: DomainsConfig?) -> [UInt8] {
         var bytes = Array(header.utf8)
         let entries = Set(
             pins.map { pin in
-                line("pin", pin.name.utf8, [hex(pin.fingerprint), String(pin.expires), String(pin.depth)])
+                line("pin", pin.name.utf8, [lowerHex(pin.fingerprint), String(pin.expires), String(pin.depth)])
             })
         for entry in entries.sorted(by: { $0.lexicographicallyPrecedes($1) }) { bytes += entry }
         guard let domainsConfig else { return bytes }
@@ -49,15 +49,6 @@ public enum ListDigest {
     /// `<kind> <length> <name> <fields…>` LF.
     private static func line<Name: Collection<UInt8>>(_ kind: String, _ name: Name, _ fields: [String]) -> [UInt8] {
         Array("\(kind) \(name.count) ".utf8) + Array(name) + Array(fields.map { " \($0)" }.joined().utf8) + [0x0A]
-    }
-
-    /// Lower-case hex, two digits a byte.
-    public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes { out += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// 64 lower-case hex digits: what a state file may hand to `status` and the metrics (an

@@ -359,7 +359,7 @@ public struct StoreUpdater: Sendable {
     }
 
     static func hexDigest(_ body: Data) -> String {
-        ListDigest.hex(body.withUnsafeBytes { SHA256.digest($0) })
+        lowerHex(body.withUnsafeBytes { SHA256.digest($0) })
     }
 
     /// A catch-up update: nothing valid was cached, or the update is later than planned by more

@@ -11,13 +11,7 @@ import Testing
 extension KeyRemovalTests {
     @Test("pinkeeper update: while another process holds the store, the file is left untouched; reduced once released")
     func updateReconcilesOnlyUnderTheLock() throws {
-        try server.route(
-            "s",
-            Lists.route(
-                mode: "static",
-                entries: [
-                    Self.signedEntry("api.example.com", 1, key: 1), Self.signedEntry("api.example.com", 2, key: 2),
-                ]))
+        try serveEntriesOfBothKeys()
         #expect(update(try configure(mode: "static", keys: [1, 2])).status == 0)
         let before = sandbox.cacheBytes("s")
         let config = try configure(mode: "static", keys: [2])
@@ -58,13 +52,7 @@ extension KeyRemovalTests {
 
     @Test("a reduced file forgets the list's ETag: the next fetch is unconditional and verified again")
     func reconcileForgetsValidators() throws {
-        try server.route(
-            "s",
-            Lists.route(
-                mode: "static",
-                entries: [
-                    Self.signedEntry("api.example.com", 1, key: 1), Self.signedEntry("api.example.com", 2, key: 2),
-                ], extra: ["etag": true]))
+        try serveEntriesOfBothKeys(extra: ["etag": true])
         #expect(update(try configure(mode: "static", keys: [1, 2])).status == 0)
         #expect(sandbox.savedState("s").etag != nil)
 

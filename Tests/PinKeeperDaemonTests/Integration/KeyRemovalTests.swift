@@ -31,6 +31,17 @@ struct KeyRemovalTests {
         return Lists.entry(name, byte, extra: ["signature": signature])
     }
 
+    /// Serves store `s` a static list of two entries for api.example.com, one signed by key 1
+    /// and one by key 2; `extra` goes into the route (`etag`, …).
+    func serveEntriesOfBothKeys(extra: [String: Any] = [:]) throws {
+        try server.route(
+            "s",
+            Lists.route(
+                mode: "static",
+                entries: [Self.signedEntry("api.example.com", 1, key: 1), Self.signedEntry("api.example.com", 2, key: 2)],
+                extra: extra))
+    }
+
     /// `pinkeeper.toml` with one store `s` trusting the given signing keys.
     @discardableResult
     func configure(mode: String, keys: [Int]) throws -> String {
@@ -142,13 +153,7 @@ struct KeyRemovalTests {
 
     @Test("static, server down: SIGHUP re-verifies the kept signatures and publishes what the remaining key vouches for")
     func staticReloadServerDown() throws {
-        try server.route(
-            "s",
-            Lists.route(
-                mode: "static",
-                entries: [
-                    Self.signedEntry("api.example.com", 1, key: 1), Self.signedEntry("api.example.com", 2, key: 2),
-                ]))
+        try serveEntriesOfBothKeys()
         let config = try configure(mode: "static", keys: [1, 2])
         let (daemon, _) = try startDaemon(config)
         let both = [pin(1, key: 1), pin(2, key: 2)].sorted()
@@ -170,13 +175,7 @@ struct KeyRemovalTests {
 
     @Test("pinkeeper update, static, server down: a store not yet due still loses the removed key's pins")
     func staticUpdateServerDown() throws {
-        try server.route(
-            "s",
-            Lists.route(
-                mode: "static",
-                entries: [
-                    Self.signedEntry("api.example.com", 1, key: 1), Self.signedEntry("api.example.com", 2, key: 2),
-                ]))
+        try serveEntriesOfBothKeys()
         #expect(update(try configure(mode: "static", keys: [1, 2])).status == 0)
         server.stop()
         let result = update(try configure(mode: "static", keys: [2]))

@@ -74,9 +74,23 @@ func swiftCommand(t *testing.T) swiftRunner {
 	}
 	return func(t *testing.T, now int64, args ...string) result {
 		// Frozen (not started) at the case's time, the monotonic clock left alone.
-		return runProgram(t, []string{"FAKETIME_FMT=%s"}, faketime,
-			append([]string{"-m", "--exclude-monotonic", "-f", strconv.FormatInt(now, 10), binary, "validate"}, args...)...)
+		arguments := append([]string{"-m", "--exclude-monotonic", "-f", strconv.FormatInt(now, 10), binary, "validate"}, args...)
+		for attempt := 1; ; attempt++ {
+			got := runProgram(t, []string{"FAKETIME_FMT=%s"}, faketime, arguments...)
+			if !fakeTimeDidNotStart(got) || attempt == 3 {
+				return got
+			}
+		}
 	}
+}
+
+// fakeTimeDidNotStart: the faketime wrapper names its semaphore after its own PID and stops
+// (status 1, "sem_open: File exists", pinkeeper not run) when a wrapper that died without
+// cleaning up had that PID. The next wrapper has another PID. (Preloading libfaketime without
+// the wrapper is no way out: the library then calls setenv before Swift finds its arguments
+// behind the environment, and pinkeeper sees none.)
+func fakeTimeDidNotStart(got result) bool {
+	return got.status == 1 && got.out == "" && strings.Contains(got.errors, "sem_open: File exists")
 }
 
 // playThroughCommands plays c; whether pinkeeper validate was compared.
@@ -161,7 +175,7 @@ func playThroughCommands(t *testing.T, c *conformance.Case, goCommand string, sw
 		t.Fatalf("exit status %d, pinkeeper validate %d\n%s%s\npinkeeper validate:\n%s%s", got.status, expected.status, got.out, got.errors, expected.out, expected.errors)
 	}
 	if got.status <= 2 && (lastLine(got.out) != lastLine(expected.out) || notes(got.out) != notes(expected.out)) {
-		t.Fatalf("output differs from pinkeeper validate:\n%s\npinkeeper validate:\n%s", got.out, expected.out)
+		t.Fatalf("output differs from pinkeeper validate:\n%s\npinkeeper validate:\n%s%s", got.out, expected.out, expected.errors)
 	}
 	return true
 }

@@ -1,16 +1,17 @@
 /// `pinkeeper status`: one row per store with times relative to now, then one line per store
-/// that needs attention saying why.
+/// that needs attention saying why. The LIST column is the list digest's first 12 hex digits,
+/// enough to compare hosts by eye (`--json` has it whole).
 extension StatusReport {
     public func table() -> String {
         guard !stores.isEmpty else { return "no stores configured\n" }
-        var rows = [["STORE", "HEALTH", "PINS", "EARLIEST EXPIRY", "LAST SUCCESS", "LAST ATTEMPT", "NEXT UPDATE"]]
+        var rows = [["STORE", "HEALTH", "PINS", "EARLIEST EXPIRY", "LAST SUCCESS", "LAST ATTEMPT", "NEXT UPDATE", "LIST"]]
         for store in stores {
             let pins = store.fallbackPins > 0 ? "\(store.pins)+\(store.fallbackPins) fallback" : "\(store.pins)"
             let attempt = store.lastAttempt.map { "\(store.lastResult?.rawValue ?? "?") \(ago($0))" } ?? "never"
             rows.append([
                 store.store, store.health.rawValue, pins, store.earliestExpiry.map(ahead) ?? "-",
                 store.lastSuccess.map(ago) ?? "never", store.consecutiveFailures == nil ? "unknown" : attempt,
-                store.nextUpdate.map(ahead) ?? "unknown",
+                store.nextUpdate.map(ahead) ?? "unknown", store.listDigest.map { String($0.prefix(12)) } ?? "-",
             ])
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }

@@ -18,15 +18,17 @@ struct StatusCommandTests {
         return Dictionary(uniqueKeysWithValues: stores.map { ($0["store"] as? String ?? "", $0) })
     }
 
-    @Test("all fresh: exit 0, one row per store")
+    @Test("all fresh: exit 0, one row per store, the list digest's first 12 digits last")
     func fresh() throws {
         let world = try ReaderWorld()
         try world.configure([.init(id: "alpha"), .init(id: "beta")])
         let now = ReaderWorld.now
+        let digest = "0123456789abcdef" + String(repeating: "e", count: 48)
         for id in ["alpha", "beta"] {
             try world.publish(id, pins(2), updated: now - 120, nextUpdate: now + 3_600)
             try world.saveState(id) {
                 $0.lastAttempt = now - 120; $0.lastResult = .ok; $0.lastSuccess = now - 120
+                if id == "alpha" { $0.listDigest = digest }
             }
         }
         let result = world.run("status", [])
@@ -35,8 +37,11 @@ struct StatusCommandTests {
         #expect(lines.count == 3)
         #expect(lines[0].hasPrefix("STORE"))
         #expect(lines[0].contains("HEALTH") && lines[0].contains("EARLIEST EXPIRY") && lines[0].contains("NEXT UPDATE"))
+        #expect(lines[0].hasSuffix("  LIST"))
         #expect(lines[1].hasPrefix("alpha ") && lines[1].contains(" fresh ") && lines[1].contains("ok 2m"))
-        #expect(lines[1].contains("in 59m") || lines[1].hasSuffix("in 1h"))
+        #expect(lines[1].contains("in 59m ") || lines[1].contains("in 1h "))
+        #expect(lines[1].hasSuffix("  0123456789ab"), "\(lines[1])")
+        #expect(lines[2].hasPrefix("beta ") && lines[2].hasSuffix("  -"), "\(lines[2])")
     }
 
     @Test("a failing store (valid pins, last attempt failed): exit 1, and the reason is shown")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import PinKeeperDaemon
+import Synchronization
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,6 +16,8 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
+        // Taken before each read of the configuration, for ConfigWatcher (changes it did not see).
+        let lastRead = Mutex(ConfigSnapshot.take(configPath: global.configPath))
         let configuration = try global.loadConfiguration()
         // EX_CANTCREAT: systemd restarts the service (only 78 stops it), which may find the directory fixed.
         try global.prepareDirectories(configuration, failureStatus: 73)
@@ -38,7 +41,10 @@ struct Run: AsyncParsableCommand {
         let hooks = ChangeHooks(logger: logger)
         var daemon = Daemon(
             configuration: configuration,
-            reload: { Result { () throws(ConfigError) in try Self.reload(path) } },
+            reload: {
+                lastRead.withLock { $0 = ConfigSnapshot.take(configPath: path) }
+                return Result { () throws(ConfigError) in try Self.reload(path) }
+            },
             makeUpdater: { makeUpdater($0, logger: logger, hooks: hooks) },
             notifier: SystemdNotifier(), logger: logger)
         daemon.executor = ThreadPoolExecutor.shared
@@ -47,11 +53,11 @@ struct Run: AsyncParsableCommand {
             logger.info("configuration changed; reloading", metadata: ["file": "\(file)"])
             input.yield(.reload)
         }
-        configWatcher.set(enabled: configuration.watchConfiguration)
+        configWatcher.set(enabled: configuration.watchConfiguration, readFrom: lastRead.withLock { $0 })
         let options = global
         daemon.applied = { configuration in
             options.apply(configuration)
-            configWatcher.set(enabled: configuration.watchConfiguration)
+            configWatcher.set(enabled: configuration.watchConfiguration, readFrom: lastRead.withLock { $0 })
         }
         await daemon.run(triggers: triggers)
         await hooks.stop()  // within the kill grace, well inside the unit's TimeoutStopSec=

@@ -9,6 +9,9 @@ import Synchronization
 /// on the directories sees each of them. A burst of changes is acted on once, 500 ms after the
 /// last (`Debounce`), and the watches are set up again before `onChange`, because the directories
 /// the paths resolve to may just have been replaced; anything changed after that is seen again.
+/// A change made after the configuration was read but before the watches existed (at start, or
+/// before a reload turned watching on) reaches no watch: the snapshot taken before that read is
+/// compared with the files once the watches are in place.
 public final class ConfigWatcher: Sendable {
     static let quiet: Duration = .milliseconds(500)
     static let longest: Duration = .seconds(5)
@@ -17,7 +20,7 @@ public final class ConfigWatcher: Sendable {
     private let configPath: String
     private let logger: Logger
     private let onChange: @Sendable (String) -> Void
-    private let state = Mutex((enabled: false, started: false))
+    private let state = Mutex((enabled: false, started: false, read: ConfigSnapshot?.none))
 
     public init(configPath: String, logger: Logger, onChange: @escaping @Sendable (String) -> Void) {
         self.configPath = configPath
@@ -25,19 +28,26 @@ public final class ConfigWatcher: Sendable {
         self.onChange = onChange
     }
 
-    /// From `watch_configuration`, at start and after every reload. The thread starts the first
-    /// time it is turned on and then stays, asleep in `poll` between changes; while off, changes
-    /// are ignored.
-    public func set(enabled: Bool) {
-        let start = state.withLock { state in
-            state.enabled = enabled
-            defer { state.started = state.started || enabled }
-            return enabled && !state.started
+    /// From `watch_configuration`, at start and after every reload, with the snapshot taken just
+    /// before that configuration was read. The thread starts the first time it is turned on and
+    /// then stays, asleep in `poll` between changes, keeping its watches current; while off,
+    /// changes are not acted on.
+    public func set(enabled: Bool, readFrom snapshot: ConfigSnapshot) {
+        let (start, turnedOn) = state.withLock { state in
+            defer { (state.enabled, state.read, state.started) = (enabled, snapshot, state.started || enabled) }
+            return (enabled && !state.started, enabled && state.started && !state.enabled)
         }
         if start { BlockingWork.start(named: "pinkeeper-watch") { [self] in watch() } }
+        if turnedOn { reloadIfChangedSinceRead() }  // the running thread's watches are current
     }
 
     private var enabled: Bool { state.withLock { $0.enabled } }
+
+    private func reloadIfChangedSinceRead() {
+        let (enabled, read) = state.withLock { ($0.enabled, $0.read) }
+        guard enabled, let read, ConfigSnapshot.take(configPath: configPath) != read else { return }
+        onChange("(changed before it was watched)")
+    }
 
     private func watch() {
         let inotify: Inotify
@@ -48,11 +58,12 @@ public final class ConfigWatcher: Sendable {
             return
         }
         var watches = rewatch(inotify, replacing: [:])
+        reloadIfChangedSinceRead()
         var debounce = Debounce(quiet: Self.quiet, longest: Self.longest)
         var changed: String?
         while true {
             for event in inotify.wait(milliseconds: debounce.pollTimeout(.now)) {
-                guard let path = WatchTarget.changedPath(event, watches), enabled else { continue }
+                guard let path = WatchTarget.changedPath(event, watches) else { continue }
                 debounce.note(.now)
                 changed = changed ?? path
             }

@@ -1,0 +1,84 @@
+import Foundation
+import Logging
+@testable import PinKeeperDaemon
+import Synchronization
+import TestSupport
+import Testing
+
+/// A change made after the configuration was read but before `ConfigWatcher`'s watches existed
+/// reaches no watch; the snapshot taken before the read catches it.
+@Suite("Configuration snapshots: changes made before the watches existed")
+struct ConfigSnapshotTests {
+    let directory = TestEnvironment.temporaryDirectory("snapshot")
+    var path: String { directory.appendingPathComponent("pinkeeper.toml").path }
+
+    func write(_ name: String, _ text: String) throws {
+        let url = directory.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: false, encoding: .utf8)  // in place, as an editor may
+    }
+
+    @Test("equal when nothing changed; not after an edit in place of the same size, a new or removed drop-in")
+    func snapshots() throws {
+        try write("pinkeeper.toml", "concurrency = 8\n")
+        try write("stores.d/a.toml", "[stores.a]\n")
+        let read = ConfigSnapshot.take(configPath: path)
+        #expect(read.files.map(\.path) == [path, directory.path + "/stores.d/a.toml"])
+        #expect(ConfigSnapshot.take(configPath: path) == read)
+        try write("pinkeeper.toml", "concurrency = 9\n")
+        #expect(ConfigSnapshot.take(configPath: path) != read)
+        try write("pinkeeper.toml", "concurrency = 8\n")
+        #expect(ConfigSnapshot.take(configPath: path) == read)
+        try write("stores.d/b.toml", "[stores.b]\n")
+        #expect(ConfigSnapshot.take(configPath: path) != read)
+        try write("stores.d/.b.toml.swp", "")
+        try FileManager.default.removeItem(atPath: directory.path + "/stores.d/b.toml")
+        #expect(ConfigSnapshot.take(configPath: path) == read)  // what the loader skips does not count
+        try FileManager.default.removeItem(atPath: directory.path + "/stores.d/a.toml")
+        #expect(ConfigSnapshot.take(configPath: path) != read)
+    }
+
+    /// The changes a watcher reported.
+    final class Changes: Sendable {
+        let paths = Mutex<[String]>([])
+        var all: [String] { paths.withLock { $0 } }
+
+        func wait(seconds: Double) -> [String] {
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            while all.isEmpty && Date() < deadline { usleep(20_000) }
+            return all
+        }
+    }
+
+    func watcher() -> (ConfigWatcher, Changes) {
+        let changes = Changes()
+        let watcher = ConfigWatcher(configPath: path, logger: Logger(label: "test")) { path in changes.paths.withLock { $0.append(path) } }
+        return (watcher, changes)
+    }
+
+    @Test("edited between the read and the start of watching: one reload; untouched: none")
+    func changedBeforeStart() throws {
+        try write("pinkeeper.toml", "concurrency = 8\n")
+        let untouched = watcher()
+        untouched.0.set(enabled: true, readFrom: ConfigSnapshot.take(configPath: path))
+        #expect(untouched.1.wait(seconds: 1).isEmpty)
+
+        let read = ConfigSnapshot.take(configPath: path)
+        try write("pinkeeper.toml", "concurrency = 9\n")
+        let edited = watcher()
+        edited.0.set(enabled: true, readFrom: read)
+        #expect(edited.1.wait(seconds: 5) == ["(changed before it was watched)"])
+    }
+
+    @Test("edited while watching was off, before a reload turned it on: reloaded when it is turned on")
+    func changedWhileOff() throws {
+        try write("pinkeeper.toml", "watch_configuration = true\n")
+        let (watcher, changes) = watcher()
+        watcher.set(enabled: true, readFrom: ConfigSnapshot.take(configPath: path))
+        watcher.set(enabled: false, readFrom: ConfigSnapshot.take(configPath: path))
+        let read = ConfigSnapshot.take(configPath: path)  // the reload that turns it on reads this
+        try write("pinkeeper.toml", "watch_configuration = yes\n")
+        watcher.set(enabled: true, readFrom: read)
+        #expect(changes.all.first == "(changed before it was watched)")  // at once, not after the debounce
+    }
+}

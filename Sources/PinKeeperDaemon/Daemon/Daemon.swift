@@ -238,8 +238,11 @@ private struct Loop {
     /// systemd sees its own answered), and the files read off the loop (`ReloadRead`). A SIGHUP
     /// while a read runs starts no second one: when it ends, its result is dropped and the files
     /// are read once more, so that only the newest configuration is applied, with one READY=1.
+    /// Before the first READY=1 (start-up still waits for stores without valid pins) the reload
+    /// is silent: systemd's reload protocol starts from an active unit, and a READY=1 after the
+    /// reload would announce a start-up that has not finished.
     private mutating func requestReload() {
-        daemon.notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
+        if ready { daemon.notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())") }
         if reloadReading { rereadAfterReload = true } else { startReload() }
     }
 
@@ -260,7 +263,7 @@ private struct Loop {
             swapIn(fresh)
         }
         publishStatus(now: daemon.clock.now())
-        daemon.notifier.notify("READY=1")
+        if ready { daemon.notifier.notify("READY=1") }
     }
 
     /// Stores added, changed or with a file to reconcile are due now; removed ones are dropped.

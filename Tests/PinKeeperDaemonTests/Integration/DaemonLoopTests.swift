@@ -45,6 +45,29 @@ struct DaemonLoopTests {
     }
 
     @Test(
+        "a SIGHUP while start-up waits for a store is applied silently: no RELOADING=1, and one READY=1 once the first pass ends",
+        .timeLimit(.minutes(2)))
+    func reloadBeforeReady() async throws {
+        let fetcher = GatedFetcher(holding: [server.url("a")])
+        let a = try sandbox.store("a", url: server.url("a"))
+        let daemon = start([a], fetcher: fetcher)
+        #expect(await eventually(timeout: 30) { fetcher.waitingCount == 1 }, "the first fetch never started")
+
+        daemon.setConfiguration(sandbox.configuration([a, try sandbox.store("b", url: server.url("b"))]))
+        daemon.send(.reload)
+        #expect(await eventually(timeout: 30) { sandbox.log.all.contains { $0.message == "configuration reloaded" } })
+        #expect(!daemon.notifier.texts.contains { $0.hasPrefix("RELOADING=1") || $0 == "READY=1" }, "\(daemon.notifier.texts)")
+        fetcher.release()
+
+        #expect(await eventually(timeout: 30) { (try? sandbox.published("b")) != nil }, "requested \(fetcher.requested)")
+        #expect(daemon.notifier.texts.filter { $0 == "READY=1" }.count == 1, "\(daemon.notifier.texts)")
+        daemon.send(.reload)  // once ready, a reload is announced again
+        #expect(await eventually(timeout: 30) { daemon.notifier.texts.filter { $0 == "READY=1" }.count == 2 })
+        #expect(daemon.notifier.texts.contains { $0.hasPrefix("RELOADING=1") })
+        await daemon.stop()
+    }
+
+    @Test(
         "SIGHUPs while a reload reads its files are coalesced: the newest configuration alone is applied, with one READY=1",
         .timeLimit(.minutes(2)))
     func reloadsCoalesce() async throws {

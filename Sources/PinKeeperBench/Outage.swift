@@ -266,7 +266,8 @@ private func report(_ figures: OutageFigures, _ setup: OutageSetup) {
         figures.fleetP99 == 0 ? "at once" : seconds(figures.fleetP99))
 }
 
-/// `outage-sweep`: the same outage for every answer × retry_min × retry_max, one table row each.
+/// `outage-sweep`: the same outage for every answer × retry_min × retry_max, one table row each;
+/// with several `--seeds`, each figure is the median over the seeds, and the peak after also its range.
 func outageSweep(_ args: Arguments) {
     func list(_ name: String, _ fallback: String) -> [String] { args.string(name, default: fallback).split(separator: ",").map(String.init) }
     let answers = list("answers", "unreachable,503:3600").map { text in
@@ -275,17 +276,19 @@ func outageSweep(_ args: Arguments) {
     }
     let mins = list("retry-mins", "30,300,900").compactMap { Int64($0) }
     let maxes = list("retry-maxes", "3600,7200,14400").compactMap { Int64($0) }
+    let seeds = list("seeds", "1").compactMap { UInt64($0) }
     var base = outageSetup(args)
     if args.int("interval", default: 0) == 0 { base.policy.periodicUpdateInterval = 604_800 }
     base.beforeSeconds = 0
     base.afterSeconds = 0
     base.recordDefaultWindows()
     print(
-        "outage-sweep: \(base.hosts) hosts, periodic_update_interval \(base.policy.periodicUpdateInterval) s, service down \(base.outageSeconds / 3_600) h; peaks / steady mean, per minute; per 10 minutes"
+        "outage-sweep: \(base.hosts) hosts, periodic_update_interval \(base.policy.periodicUpdateInterval) s, service down \(base.outageSeconds / 3_600) h, seeds \(seeds.map(String.init).joined(separator: ",")); peaks / steady mean, per minute; per 10 minutes (median over the seeds)"
     )
     print(
-        "| answer during the outage | retry_min | retry_max | steady window's own max (noise) | peak during | peak after (goal ≤ 3) | 99 % of the fleet fresh after (goal ≤ 2 × retry_max) |")
-    print("|---|---|---|---|---|---|---|")
+        "| answer during the outage | retry_min | retry_max | steady window's own max (noise) | peak during | peak after (goal ≤ 3) | peak after, range over the seeds | 99 % of the fleet fresh after (goal ≤ 2 × retry_max) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for answer in answers {
         for retryMin in mins {
             for retryMax in maxes where retryMax >= retryMin {
@@ -293,12 +296,18 @@ func outageSweep(_ args: Arguments) {
                 setup.answer = answer
                 setup.policy.retryMin = retryMin
                 setup.policy.retryMax = retryMax
-                let figures = OutageFigures(simulate(setup), setup)
-                func pair(_ peak: Peak) -> String { cFormat("%.2f; %.2f", peak.minute, peak.tenMinutes) }
-                let met = figures.after.tenMinutes <= 3 && figures.after.minute <= 3 ? " ✔" : " ✘"
-                let fresh = figures.fleetP99 <= 2 * retryMax ? " ✔" : " ✘"
+                let runs = seeds.map { seed in
+                    setup.seed = seed
+                    return OutageFigures(simulate(setup), setup)
+                }
+                func median<T: Comparable>(_ value: (OutageFigures) -> T) -> T { runs.map(value).sorted()[(runs.count - 1) / 2] }
+                func pair(_ peak: (OutageFigures) -> Peak) -> String { cFormat("%.2f; %.2f", median { peak($0).minute }, median { peak($0).tenMinutes }) }
+                let (afterMinute, afterTen) = (runs.map(\.after.minute), runs.map(\.after.tenMinutes))
+                let range = cFormat("%.2f – %.2f; %.2f – %.2f", afterMinute.min()!, afterMinute.max()!, afterTen.min()!, afterTen.max()!)
+                let met = median(\.after.tenMinutes) <= 3 && median(\.after.minute) <= 3 ? " ✔" : " ✘"
+                let fresh = median(\.fleetP99)
                 print(
-                    "| \(answer) | \(retryMin) s | \(retryMax / 60) min | \(pair(figures.noise)) | \(pair(figures.during)) | \(pair(figures.after))\(met) | \(seconds(figures.fleetP99)) / \(2 * retryMax) s\(fresh) |"
+                    "| \(answer) | \(retryMin) s | \(retryMax / 60) min | \(pair(\.noise)) | \(pair(\.during)) | \(pair(\.after))\(met) | \(range) | \(seconds(fresh)) / \(2 * retryMax) s\(fresh <= 2 * retryMax ? " ✔" : " ✘") |"
                 )
                 fflush(nil)  // each row as it comes: the sweep takes minutes
             }

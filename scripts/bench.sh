@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|idle|update|scale-lists|many|scale-stores|scale-probes|fingerprint]...
+# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|outage-sweep|idle|update|scale-lists|many|scale-stores|scale-probes|fingerprint]...
 #        (default: all)
 # Every daemon benchmark of docs/performance.md `## Daemon`, from one command:
 #   - builds pinkeeper and pinkeeper-bench in release mode (as `make release`);
@@ -70,7 +70,7 @@ if [[ -n ${PINKEEPER:-} ]]; then pinkeeper=$PINKEEPER; else
     build pinkeeper; pinkeeper=$bin/pinkeeper
 fi
 # Only the in-process benchmarks need pinkeeper-bench.
-if want static || want verify || want unchanged || want challenge || want stores || want fleet || want outage; then
+if want static || want verify || want unchanged || want challenge || want stores || want fleet || want outage || want outage-sweep; then
     build "$bench_product"
     [[ -x $bench ]] || { echo "bench: build failed" >&2; exit 1; }
 fi
@@ -255,17 +255,34 @@ if want fleet; then
 fi
 if want outage; then
     # A million hosts through a 6 h outage of the pinning service, scheduled by the product's
-    # NextUpdate and Backoff; the plot needs matplotlib (pip install matplotlib).
+    # NextUpdate and Backoff; the service either unreachable or answering 503 with Retry-After
+    # (taken through the daemon's own UpdateFailure(status:now:)). One CSV per curve of
+    # docs/fleet-outage.png; the plot needs matplotlib (pip install matplotlib).
     echo "== outage"
-    for interval in 3600 604800; do
-        "$bench" outage --hosts "${OUTAGE_HOSTS:-1000000}" --interval "$interval" --outage-hours 6 --csv "$work/outage-$interval.csv"
-    done
+    run_outage() { local name=$1; shift; "$bench" outage --hosts "${OUTAGE_HOSTS:-1000000}" --outage-hours 6 --csv "$work/outage-$name.csv" "$@"; }
+    run_outage 3600 --interval 3600
+    run_outage 604800 --interval 604800
+    run_outage 604800-503 --interval 604800 --answer 503:3600
+    run_outage 604800-large --interval 604800 --retry-min 900 --retry-max 21600
+    run_outage 604800-large-503 --interval 604800 --retry-min 900 --retry-max 21600 --answer 503:21600
     if python3 -c 'import matplotlib' 2>/dev/null; then
         python3 scripts/plot-outage.py "$work/fleet-outage.png" 6 \
-            "1,000,000 hosts, periodic_update_interval 1 h, retry_min 30 s, retry_max 1 h (default retries)=$work/outage-3600.csv" \
-            "1,000,000 hosts, periodic_update_interval 7 days, retry_min 30 s, retry_max 1 h (all defaults)=$work/outage-604800.csv"
+            "interval 1 h, retry_min 30 s, retry_max 1 h (default retries); service unreachable=$work/outage-3600.csv" \
+            "interval 7 days, retry_min 30 s, retry_max 1 h (all defaults); service unreachable=$work/outage-604800.csv" \
+            "all defaults; service answers 503, Retry-After: 3600=$work/outage-604800-503.csv" \
+            "interval 7 days, retry_min 15 min, retry_max 6 h; service unreachable=$work/outage-604800-large.csv" \
+            "retry_min 15 min, retry_max 6 h; service answers 503, Retry-After: 21600 (the goal met)=$work/outage-604800-large-503.csv"
         echo "  plot: $work/fleet-outage.png (docs/fleet-outage.png is a copy)"
     fi
+fi
+if want outage-sweep; then
+    # The 7-day fleet through the same outage for retry_min x retry_max x the service's answer,
+    # the median of OUTAGE_SEEDS runs per row (about 12 minutes with three seeds).
+    echo "== outage-sweep"
+    "$bench" outage-sweep --hosts "${OUTAGE_HOSTS:-1000000}" --seeds "${OUTAGE_SEEDS:-1,2,3}" \
+        --answers unreachable,503:3600,503:14400 --retry-mins 30,300,900 --retry-maxes 3600,7200,14400
+    "$bench" outage-sweep --hosts "${OUTAGE_HOSTS:-1000000}" --seeds "${OUTAGE_SEEDS:-1,2,3}" \
+        --answers unreachable,503:21600 --retry-mins 900 --retry-maxes 10800,21600
 fi
 if want idle; then
     idle_stores=${IDLE_STORES:-3}

@@ -9,7 +9,10 @@
 //   http-list  --url URL --ca FILE --public-key B64 [--mode challenge|static] [--runs N]
 //   verify     --list FILE --public-key B64 [--runs N]   (contexts per call vs contexts reused, as PinMerger now verifies)
 //   fleet      [--hosts 10000] [--hours 24] [--interval 3600]
-//   outage     [--hosts 1000000] [--interval 3600] [--outage-hours 6] [--csv FILE] (Fleet.swift)
+//   outage     [--hosts 1000000] [--interval 3600] [--outage-hours 6] [--retry-min S] [--retry-max S]
+//              [--answer unreachable|503:SECONDS] [--jitter-share F] [--csv FILE] (Outage.swift)
+//   outage-sweep [--interval 604800] [--answers unreachable,503:3600] [--retry-mins 30,300,900]
+//              [--retry-maxes 3600,7200,14400]: a table row per combination (Outage.swift)
 //
 // Everything runs the product code in-process (PinList, PinMerger, CacheDirectory, StoreUpdater,
 // UpdatePass, CurlFetcher, NextUpdate); only the inputs are made outside (Python `cryptography`).
@@ -464,8 +467,9 @@ enum PinKeeperBench {
         case "verify": verifyBench(args)
         case "fleet": fleet(args)
         case "outage": outage(args)
+        case "outage-sweep": outageSweep(args)
         default:
-            print("usage: pinkeeper-bench static|unchanged|challenge|stores|http-list|verify|fleet|outage [--option value ...] (see scripts/bench.sh)")
+            print("usage: pinkeeper-bench static|unchanged|challenge|stores|http-list|verify|fleet|outage|outage-sweep [--option value ...] (see scripts/bench.sh)")
             exit(args.command == "help" ? 0 : 2)
         }
     }

@@ -27,4 +27,21 @@ struct RetryAfterTests {
     func rejected(_ value: String) {
         #expect(response(value).retryAfter(now: 0) == nil)
     }
+
+    @Test("only 429 and 503 carry Retry-After into the failure; 2xx is no failure")
+    func statusFailure() {
+        func failure(_ status: Int, _ headers: [String: String] = ["retry-after": "3600"]) -> UpdateFailure? {
+            UpdateFailure(status: HTTPResponse(status: status, headers: headers, body: Data()), now: 1_000)
+        }
+        #expect(failure(200) == nil)
+        #expect(failure(204) == nil)
+        #expect(failure(503)?.retryAfter == 3_600)
+        #expect(failure(429)?.retryAfter == 3_600)
+        #expect(failure(503)?.result == .httpError)
+        #expect(failure(503)?.reason == "the server answered HTTP 503 (Retry-After 3600s)")
+        #expect(failure(503, [:])?.retryAfter == nil)
+        #expect(failure(500)?.retryAfter == nil, "a 500's Retry-After is no request to wait")
+        #expect(failure(500)?.reason == "the server answered HTTP 500")
+        #expect(failure(301)?.retryAfter == nil)
+    }
 }

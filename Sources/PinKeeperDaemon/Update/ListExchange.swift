@@ -49,13 +49,7 @@ struct ListExchange {
 
     /// The parsed list and, in challenge mode, the configured key whose signature covered it.
     func verifiedList(from response: HTTPResponse, now: Int64) throws(UpdateFailure) -> (list: PinList, signedBy: PublicKey?) {
-        guard (200..<300).contains(response.status) else {
-            let retryAfter = [429, 503].contains(response.status) ? response.retryAfter(now: now) : nil
-            throw UpdateFailure(
-                .httpError,
-                "the server answered HTTP \(response.status)"
-                    + (retryAfter.map { " (Retry-After \($0)s)" } ?? ""), retryAfter: retryAfter)
-        }
+        if let refusal = UpdateFailure(status: response, now: now) { throw refusal }
         var signedBy: PublicKey?
         if let challenge {
             guard let signature = response.header(Self.signatureHeader) else {
@@ -72,5 +66,19 @@ struct ListExchange {
         } catch {
             throw UpdateFailure(.invalidData, "the list is malformed: \(error.reason)")
         }
+    }
+}
+
+extension UpdateFailure {
+    /// The failure a non-2xx answer is, nil for 2xx. Only `429` and `503` carry the server's
+    /// `Retry-After` (which `Backoff.retryAt` honours up to `retry_max`): on other statuses it is
+    /// no request to wait. Public for the fleet simulation, which answers its hosts through it.
+    public init?(status response: HTTPResponse, now: Int64) {
+        guard !(200..<300).contains(response.status) else { return nil }
+        let retryAfter = [429, 503].contains(response.status) ? response.retryAfter(now: now) : nil
+        self.init(
+            .httpError,
+            "the server answered HTTP \(response.status)" + (retryAfter.map { " (Retry-After \($0)s)" } ?? ""),
+            retryAfter: retryAfter)
     }
 }

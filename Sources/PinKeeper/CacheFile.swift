@@ -63,8 +63,7 @@ public struct CacheFile: Sendable, Equatable {
     /// Appended to one pre-sized buffer: a 10,000-entry store is written on every update.
     public func encoded() -> Data { Data(encodedBytes()) }
 
-    /// `encoded()` as an array, which a writer can take without a copy (the file of a
-    /// 100,000-entry list is about 25 MB).
+    /// `encoded()` as an array, which a writer can take without a copy.
     public func encodedBytes() -> [UInt8] {
         var out: [UInt8] = []
         // Each entry's strings plus its fixed text (keys, quotes, at most 20 digits per number):
@@ -74,6 +73,25 @@ public struct CacheFile: Sendable, Equatable {
                 size + 128 + pin.name.utf8.count + (pin.fingerprint.count + 2) / 3 * 4 + (pin.signature?.utf8.count ?? 0)
                     + (pin.key?.utf8.count ?? 0)
             })
+        encode(into: &out, pieceSize: .max) { _ in }
+        return out
+    }
+
+    /// `encodedBytes()` in pieces of at least `pieceSize` bytes (the last may be shorter), each
+    /// handed to `write` as soon as it is full: a writer never holds the whole file (about 25 MB
+    /// for a 100,000-entry list). The pieces joined are `encodedBytes()`, byte for byte.
+    public func encode<Failure: Error>(
+        inPiecesOf pieceSize: Int, to write: ([UInt8]) throws(Failure) -> Void
+    ) throws(Failure) {
+        var out: [UInt8] = []
+        out.reserveCapacity(pieceSize + 4096)
+        try encode(into: &out, pieceSize: pieceSize, write)
+        if !out.isEmpty { try write(out) }
+    }
+
+    private func encode<Failure: Error>(
+        into out: inout [UInt8], pieceSize: Int, _ write: ([UInt8]) throws(Failure) -> Void
+    ) throws(Failure) {
         func put(_ text: StaticString) {
             out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
         }
@@ -122,6 +140,10 @@ public struct CacheFile: Sendable, Equatable {
                 putString(key)
             }
             put("}")
+            if out.count >= pieceSize {
+                try write(out)
+                out.removeAll(keepingCapacity: true)
+            }
         }
         put(list.pins.isEmpty ? "],\n" : "\n  ],\n")
         if let domains = list.domainsConfig {
@@ -144,7 +166,6 @@ public struct CacheFile: Sendable, Equatable {
         put(", \"source\": ")
         putString(metadata.source)
         put(", \"updated\": \(metadata.updated), \"nextUpdate\": \(metadata.nextUpdate)}\n}\n")
-        return out
     }
 }
 

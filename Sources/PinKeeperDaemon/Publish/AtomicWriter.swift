@@ -29,6 +29,17 @@ public struct AtomicWriter: Sendable {
     /// Returns the identity of the file now in place.
     @discardableResult
     public func write(_ data: some ContiguousBytes, to name: String, in directory: String, mode: mode_t = 0o644) throws(FileError) -> FileIdentity {
+        try write(to: name, in: directory, mode: mode) { (append) throws(FileError) in try append(data) }
+    }
+
+    /// The same, for contents made in pieces: `contents` hands each piece to `append` as it is
+    /// made, so the whole file is never in memory. If `contents` throws, the temp file goes and
+    /// the file in place stays as it was.
+    @discardableResult
+    public func write(
+        to name: String, in directory: String, mode: mode_t = 0o644,
+        contents: (_ append: (any ContiguousBytes) throws(FileError) -> Void) throws(FileError) -> Void
+    ) throws(FileError) -> FileIdentity {
         let dir = fileSystem.openDirectory(directory)
         guard dir >= 0 else { throw FileError("cannot open directory", directory) }
         defer { close(dir) }
@@ -43,7 +54,7 @@ public struct AtomicWriter: Sendable {
         var info = stat()
         do {
             defer { close(fd) }
-            try writeAll(fd, data, path: "\(directory)/\(temp)")
+            try contents { (piece) throws(FileError) in try writeAll(fd, piece, path: "\(directory)/\(temp)") }
             guard fileSystem.fsync(fd) == 0 else { throw FileError("cannot fsync", "\(directory)/\(temp)") }
             // The umask must not decide who may read the cache.
             guard fchmod(fd, mode) == 0 else { throw FileError("cannot chmod", "\(directory)/\(temp)") }
@@ -55,7 +66,7 @@ public struct AtomicWriter: Sendable {
         return FileIdentity(info)
     }
 
-    private func writeAll(_ fd: Int32, _ data: some ContiguousBytes, path: String) throws(FileError) {
+    private func writeAll(_ fd: Int32, _ data: any ContiguousBytes, path: String) throws(FileError) {
         var offset = 0
         var failure: FileError?
         data.withUnsafeBytes { bytes in

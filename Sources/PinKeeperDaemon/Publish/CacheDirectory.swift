@@ -14,6 +14,9 @@ public struct CacheDirectory: Sendable {
         self.writer = writer
     }
 
+    /// How much of an encoded file is written at a time.
+    static let pieceSize = 256 * 1024
+
     public func fileName(for store: String) -> String { Self.fileName(store: store) }
     static func fileName(store: String) -> String { StoreFiles.cache(store) }
     public func filePath(for store: String) -> String { "\(path)/\(fileName(for: store))" }
@@ -55,8 +58,11 @@ public struct CacheDirectory: Sendable {
         }
     }
 
+    /// Written in pieces as they are encoded: a 100,000-entry file is about 25 MB.
     public func publish(_ cache: CacheFile) throws(FileError) {
-        let identity = try writer.write(cache.encodedBytes(), to: fileName(for: cache.metadata.store), in: path)
+        let identity = try writer.write(to: fileName(for: cache.metadata.store), in: path) { (append) throws(FileError) in
+            try cache.encode(inPiecesOf: Self.pieceSize) { (piece) throws(FileError) in try append(piece) }
+        }
         memo.remember(cache, identity: identity, for: filePath(for: cache.metadata.store))
     }
 

@@ -6,9 +6,8 @@ public enum NextUpdate {
     /// each name counts, because once a replacement exists the older certificate's expiry no
     /// longer matters. Names are grouped as readers compare them (`PinName`).
     public static func interval(pins: [Pin], now: Int64, policy: UpdatePolicy) -> Int64 {
-        var latest: [PinName: Int64] = [:]
-        for pin in pins { latest[PinName(pin.name)] = max(latest[PinName(pin.name)] ?? .min, pin.expires) }
-        let nextExpiry = min(now.saturatingAdding(10 * 365 * 86_400), latest.values.min() ?? .max)
+        let soonestLatest = LatestPins.indices(pins).lazy.map { pins[$0].expires }.min()
+        let nextExpiry = min(now.saturatingAdding(10 * 365 * 86_400), soonestLatest ?? .max)
         var interval = Double(nextExpiry.saturatingSubtracting(now))
         if interval > 0 && interval < Double(policy.expirationUpdateThreshold) {
             interval *= 0.125

@@ -49,13 +49,7 @@ struct ListExchange {
 
     /// The parsed list and, in challenge mode, the configured key whose signature covered it.
     func verifiedList(from response: HTTPResponse, now: Int64) throws(UpdateFailure) -> (list: PinList, signedBy: PublicKey?) {
-        guard (200..<300).contains(response.status) else {
-            let retryAfter = [429, 503].contains(response.status) ? response.retryAfter(now: now) : nil
-            throw UpdateFailure(
-                .httpError,
-                "the server answered HTTP \(response.status)"
-                    + (retryAfter.map { " (Retry-After \($0)s)" } ?? ""), retryAfter: retryAfter)
-        }
+        try checkStatus(of: response, now: now)
         var signedBy: PublicKey?
         if let challenge {
             guard let signature = response.header(Self.signatureHeader) else {
@@ -71,6 +65,29 @@ struct ListExchange {
             return (try PinList(json: response.body), signedBy)
         } catch {
             throw UpdateFailure(.invalidData, "the list is malformed: \(error.reason)")
+        }
+    }
+
+    /// Static mode: `verifiedList`'s checks, with the entries kept compact (each is verified
+    /// later, by `PinMerger.mergeStatic`), and whether the list carried a `domainsConfig`.
+    func staticEntries(from response: HTTPResponse, now: Int64) throws(UpdateFailure) -> (entries: StaticEntries, hadDomainsConfig: Bool) {
+        try checkStatus(of: response, now: now)
+        var entries = StaticEntries()
+        do {
+            let rest = try PinList.forEachEntry(json: response.body) { entries.append($0) }
+            return (entries, rest.domainsConfig != nil)
+        } catch {
+            throw UpdateFailure(.invalidData, "the list is malformed: \(error.reason)")
+        }
+    }
+
+    private func checkStatus(of response: HTTPResponse, now: Int64) throws(UpdateFailure) {
+        guard (200..<300).contains(response.status) else {
+            let retryAfter = [429, 503].contains(response.status) ? response.retryAfter(now: now) : nil
+            throw UpdateFailure(
+                .httpError,
+                "the server answered HTTP \(response.status)"
+                    + (retryAfter.map { " (Retry-After \($0)s)" } ?? ""), retryAfter: retryAfter)
         }
     }
 }

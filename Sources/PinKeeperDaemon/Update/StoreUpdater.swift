@@ -310,16 +310,27 @@ public struct StoreUpdater: Sendable {
                 added: 0, expiredReceived: 0, unexpectedNames: [])
             if response.status == 304 { validators = (memory.etag, memory.lastModified) }
         } else {
-            let (list, signedBy) = try exchange.verifiedList(from: response, now: now)
-            response.body = Data()  // parsed: not held through verification and publishing (22 MB at 100,000 entries)
             let merger = PinMerger(
                 mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
                 expectedCommonNames: store.expectedCommonNames, authoritative: store.policy.authoritative)
-            merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, responseKey: signedBy, now: now)
-            listDigest = servedDigest(list, store: store, now: now)
-            warnAbout(merged, received: list, store: store)
+            let received: Int
+            if store.mode == .static {
+                // Kept compact until verified: a 100,000-entry list as `Pin`s took about 36 MB.
+                let (entries, hadDomainsConfig) = try exchange.staticEntries(from: response, now: now)
+                response.body = Data()  // parsed: not held through verification and publishing (22 MB at 100,000 entries)
+                received = entries.count  // its chunks go while the merged pins are made
+                (merged, listDigest) = try merger.mergeStatic(
+                    cached: previous?.list.pins ?? [], received: consume entries, hadDomainsConfig: hadDomainsConfig, now: now, digest: true)
+            } else {
+                let (list, signedBy) = try exchange.verifiedList(from: response, now: now)
+                response.body = Data()
+                received = list.pins.count
+                merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, responseKey: signedBy, now: now)
+                listDigest = servedDigest(list)
+            }
+            warnAbout(merged, received: received, store: store)
             let keptPins = previous?.list.pins.filter { !$0.isExpired(at: now) }
-            if !list.pins.isEmpty && merged.expiredReceived == list.pins.count && merged.pins == keptPins {
+            if received > 0 && merged.expiredReceived == received && merged.pins == keptPins {
                 // Only expired entries: nothing to add, so the published pins stay exactly as they were.
                 let next = NextUpdate.scheduled(
                     pins: merged.pins, now: now, policy: store.policy, random: random,
@@ -369,12 +380,12 @@ public struct StoreUpdater: Sendable {
         return NextUpdate.isCatchUp(planned: hasValidPins ? previous?.metadata.nextUpdate : nil, now: now, policy: store.policy)
     }
 
-    private func warnAbout(_ outcome: PinMerger.Outcome, received: PinList, store: StoreConfig) {
-        if !received.pins.isEmpty && outcome.expiredReceived == received.pins.count {
+    private func warnAbout(_ outcome: PinMerger.Outcome, received: Int, store: StoreConfig) {
+        if received > 0 && outcome.expiredReceived == received {
             logger.warning(
                 "the list holds only expired entries; nothing was added",
                 metadata: [
-                    "store": "\(store.id)", "entries": "\(received.pins.count)",
+                    "store": "\(store.id)", "entries": "\(received)",
                 ])
         }
         if outcome.ignoredUnsignedFields {

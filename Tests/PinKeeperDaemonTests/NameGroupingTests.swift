@@ -45,7 +45,7 @@ struct NameGroupingTests {
                 expected[PinName(pin.name)] = index
             }
             #expect(LatestPins.indices(pins).sorted() == expected.values.sorted(), "round \(round)")
-            let odd = LatestPins.indices(pins) { $0.fingerprint[0] % 2 == 1 }
+            let odd = LatestPins.indices(pins) { pins[$0].fingerprint[0] % 2 == 1 }
             #expect(odd.allSatisfy { pins[$0].fingerprint[0] % 2 == 1 })
         }
     }

@@ -66,6 +66,25 @@ public struct CacheDirectory: Sendable {
         memo.remember(cache, identity: identity, for: filePath(for: cache.metadata.store))
     }
 
+    /// The file a `publish` of `pins` (in published order, made one at a time) would write,
+    /// written beside the store's file but not yet in its place (`commit`). For writing while
+    /// it is still being decided whether the file is published at all.
+    public func prepare(
+        pins: some Sequence<Pin>, domainsConfig: DomainsConfig?, metadata: CacheFile.Metadata
+    ) throws(FileError) -> AtomicWriter.PreparedFile {
+        try writer.prepare(to: fileName(for: metadata.store), in: path) { (append) throws(FileError) in
+            try CacheFile.encode(pins: pins, domainsConfig: domainsConfig, metadata: metadata, inPiecesOf: Self.pieceSize) {
+                (piece) throws(FileError) in try append(piece)
+            }
+        }
+    }
+
+    /// Puts a prepared file in place as the publication of `cache`, which must be what it holds.
+    public func commit(_ prepared: AtomicWriter.PreparedFile, as cache: CacheFile) throws(FileError) {
+        let identity = try prepared.commit()
+        memo.remember(cache, identity: identity, for: filePath(for: cache.metadata.store))
+    }
+
     /// `pinkeeper.format` alone, so that a newer file is recognised however else it changed.
     static func declaredFormat(_ data: Data) -> Int? {
         struct Envelope: Decodable {

@@ -70,13 +70,25 @@ struct ListExchange {
 
     /// Static mode: `verifiedList`'s checks, with the entries kept compact (each is verified
     /// later, by `PinMerger.mergeStatic`), and whether the list carried a `domainsConfig`.
-    func staticEntries(from response: HTTPResponse, now: Int64) throws(UpdateFailure) -> (entries: StaticEntries, hadDomainsConfig: Bool) {
-        try checkStatus(of: response, now: now)
+    /// `verifying`: handed each chunk of entries as soon as it is read; stopped if the list is refused.
+    func staticEntries(from response: HTTPResponse, now: Int64, verifying early: EarlyVerification? = nil)
+        throws(UpdateFailure) -> (entries: StaticEntries, hadDomainsConfig: Bool)
+    {
+        do {
+            try checkStatus(of: response, now: now)
+        } catch {
+            early?.stop()
+            throw error
+        }
         var entries = StaticEntries()
         do {
-            let rest = try PinList.forEachEntry(json: response.body) { entries.append($0) }
+            let rest = try PinList.forEachEntry(json: response.body) { pin in
+                entries.append(pin)
+                if let early, let chunk = entries.fullChunk { early.add(chunk) }
+            }
             return (entries, rest.domainsConfig != nil)
         } catch {
+            early?.stop()
             throw UpdateFailure(.invalidData, "the list is malformed: \(error.reason)")
         }
     }

@@ -11,7 +11,7 @@ import PinKeeper
 struct StaticEntries: Sendable {
     static let chunkSize = 1024
 
-    private struct Record {
+    fileprivate struct Record {
         /// The fingerprint starts here in its chunk's bytes; the name follows, then the signature.
         var start: UInt32
         var fingerprintCount: UInt16
@@ -21,9 +21,32 @@ struct StaticEntries: Sendable {
         var expires: Int64
     }
 
-    private final class Chunk: @unchecked Sendable {  // written while reading, read-only after
-        var bytes: [UInt8] = []
-        var records: [Record] = []
+    /// Written while the list is read; read-only once full, except `keys`, which only the
+    /// `EarlyVerification` it was handed to writes, and only until it has stopped.
+    final class Chunk: @unchecked Sendable {
+        fileprivate var bytes: [UInt8] = []
+        fileprivate var records: [Record] = []
+        /// Per entry: the index of the key it verified under, -1 if none, -2 if not verified yet.
+        var keys: [Int32] = []
+
+        var count: Int { records.count }
+
+        /// Entry `slot`'s bytes in place, for the length of `body`.
+        func with<R>(_ slot: Int, _ body: (StaticEntry) -> R) -> R {
+            let record = records[slot]
+            return bytes.withUnsafeBytes { bytes in
+                let start = Int(record.start)
+                let nameStart = start + Int(record.fingerprintCount)
+                let signatureStart = nameStart + Int(record.nameCount)
+                return body(
+                    StaticEntry(
+                        fingerprint: UnsafeRawBufferPointer(rebasing: bytes[start..<nameStart]),
+                        name: UnsafeRawBufferPointer(rebasing: bytes[nameStart..<signatureStart]),
+                        signature: record.signatureCount < 0
+                            ? nil : UnsafeRawBufferPointer(rebasing: bytes[signatureStart..<signatureStart + Int(record.signatureCount)]),
+                        expires: record.expires))
+            }
+        }
     }
 
     private var chunks: [Chunk?] = []
@@ -61,19 +84,19 @@ struct StaticEntries: Sendable {
 
     /// Entry `index`'s bytes in place, for the length of `body`.
     func with<R>(_ index: Int, _ body: (StaticEntry) -> R) -> R {
-        let (chunk, record) = record(index)
-        return chunk.bytes.withUnsafeBytes { bytes in
-            let start = Int(record.start)
-            let nameStart = start + Int(record.fingerprintCount)
-            let signatureStart = nameStart + Int(record.nameCount)
-            return body(
-                StaticEntry(
-                    fingerprint: UnsafeRawBufferPointer(rebasing: bytes[start..<nameStart]),
-                    name: UnsafeRawBufferPointer(rebasing: bytes[nameStart..<signatureStart]),
-                    signature: record.signatureCount < 0
-                        ? nil : UnsafeRawBufferPointer(rebasing: bytes[signatureStart..<signatureStart + Int(record.signatureCount)]),
-                    expires: record.expires))
-        }
+        chunks[index / Self.chunkSize]!.with(index % Self.chunkSize, body)
+    }
+
+    /// The chunk being filled once it is full (the entry just appended was its last): from then
+    /// on it can be read on another thread.
+    var fullChunk: Chunk? { count % Self.chunkSize == 0 && count > 0 ? chunks[chunks.count - 1] : nil }
+
+    /// The key entry `index` verified under, as an `EarlyVerification` found it: an index into
+    /// the keys, -1 for none, nil if it was not verified.
+    func knownKey(_ index: Int) -> Int? {
+        let keys = chunks[index / Self.chunkSize]!.keys
+        let slot = index % Self.chunkSize
+        return slot < keys.count && keys[slot] >= -1 ? Int(keys[slot]) : nil
     }
 
     /// Entry `index` as a leaf `Pin` verified by `key`; `name` is reused when it is the entry's

@@ -91,4 +91,19 @@ struct LargeStaticListTests {
         #expect(report.reason?.contains("entry '\(forged[2_222]["name"]!)' (expires \(forged[2_222]["expires"]!))") == true, "\(report)")
         #expect(try Data(contentsOf: sandbox.cacheFile("s")) == before)
     }
+
+    @Test("signed by the second configured key: the file written while verifying (for the first) is not the one published")
+    func secondKeyIsRecorded() async throws {
+        let (served, unexpired, _) = Self.entries()
+        try server.route("s", Lists.route(mode: "static", entries: Array(served.prefix(1_500)), key: 2))
+        let store = try sandbox.store("s", url: server.url("s"), mode: .static, keys: [1, 2]) { $0.maxResponseSize = 8 << 20 }
+        #expect(await sandbox.updater().update(store).result == .ok)
+        let bytes = try Data(contentsOf: sandbox.cacheFile("s"))
+        let file = try CacheFile(json: bytes)
+        #expect(Array(bytes) == file.encodedBytes())
+        #expect(file.list.pins.count == Set(unexpired.prefix(1_500).map { "\($0["name"]!) \($0["fingerprint"]!)" }).count)
+        #expect(file.list.pins.allSatisfy { $0.key == store.publicKeys[1].id })
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
 }

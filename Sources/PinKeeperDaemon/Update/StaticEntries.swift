@@ -4,7 +4,7 @@ import PinKeeper
 /// one record and its fingerprint, name and signature bytes side by side, in chunks of 1,024
 /// entries that can be let go one at a time. As `Pin`s (a struct, a fingerprint array and two
 /// strings apiece) a 100,000-entry list took about 36 MB; here about 17 MB, and the chunks
-/// already made into `Pin`s are released while the rest are (`pin(_:key:)`, `release(upTo:)`).
+/// already made into `Pin`s are let go while the rest are made (`pin(_:key:reusing:)`, `release(chunk:)`).
 ///
 /// Entries are read as if their depth were 0: a static list's signatures do not cover it
 /// (`PinMerger`), so only whether any entry had one is kept.
@@ -14,7 +14,7 @@ struct StaticEntries: Sendable {
     fileprivate struct Record {
         /// The fingerprint starts here in its chunk's bytes; the name follows, then the signature.
         var start: UInt32
-        var fingerprintCount: UInt16
+        var fingerprintCount: UInt32
         var nameCount: UInt32
         /// -1: no signature member.
         var signatureCount: Int32
@@ -74,7 +74,7 @@ struct StaticEntries: Sendable {
         if let signature = pin.signature { chunk.bytes += signature.utf8 }
         chunk.records.append(
             Record(
-                start: UInt32(start), fingerprintCount: UInt16(pin.fingerprint.count), nameCount: UInt32(pin.name.utf8.count),
+                start: UInt32(start), fingerprintCount: UInt32(pin.fingerprint.count), nameCount: UInt32(pin.name.utf8.count),
                 signatureCount: pin.signature.map { Int32($0.utf8.count) } ?? -1, expires: pin.expires))
         if pin.depth != 0 { hadDepth = true }
         count += 1

@@ -63,8 +63,7 @@ public struct CacheFile: Sendable, Equatable {
     /// Appended to one pre-sized buffer: a 10,000-entry store is written on every update.
     public func encoded() -> Data { Data(encodedBytes()) }
 
-    /// `encoded()` as an array, which a writer can take without a copy (the file of a
-    /// 100,000-entry list is about 25 MB).
+    /// `encoded()` as an array, which a writer can take without a copy.
     public func encodedBytes() -> [UInt8] {
         var out: [UInt8] = []
         // Each entry's strings plus its fixed text (keys, quotes, at most 20 digits per number):
@@ -74,6 +73,35 @@ public struct CacheFile: Sendable, Equatable {
                 size + 128 + pin.name.utf8.count + (pin.fingerprint.count + 2) / 3 * 4 + (pin.signature?.utf8.count ?? 0)
                     + (pin.key?.utf8.count ?? 0)
             })
+        Self.encode(list.pins, list.domainsConfig, metadata, into: &out, pieceSize: .max) { _ in }
+        return out
+    }
+
+    /// `encodedBytes()` in pieces of at least `pieceSize` bytes (the last may be shorter), each
+    /// handed to `write` as soon as it is full: a writer never holds the whole file (about 25 MB
+    /// for a 100,000-entry list). The pieces joined are `encodedBytes()`, byte for byte.
+    public func encode<Failure: Error>(
+        inPiecesOf pieceSize: Int, to write: ([UInt8]) throws(Failure) -> Void
+    ) throws(Failure) {
+        try Self.encode(pins: list.pins, domainsConfig: list.domainsConfig, metadata: metadata, inPiecesOf: pieceSize, to: write)
+    }
+
+    /// The file of these pins, `domainsConfig` and metadata, from pins made one at a time (in
+    /// published order): the same bytes as `encode(inPiecesOf:to:)` of the file holding them.
+    public static func encode<Pins: Sequence<Pin>, Failure: Error>(
+        pins: Pins, domainsConfig: DomainsConfig?, metadata: Metadata,
+        inPiecesOf pieceSize: Int, to write: ([UInt8]) throws(Failure) -> Void
+    ) throws(Failure) {
+        var out: [UInt8] = []
+        out.reserveCapacity(pieceSize + 4096)
+        try encode(pins, domainsConfig, metadata, into: &out, pieceSize: pieceSize, write)
+        if !out.isEmpty { try write(out) }
+    }
+
+    private static func encode<Pins: Sequence<Pin>, Failure: Error>(
+        _ pins: Pins, _ domainsConfig: DomainsConfig?, _ metadata: Metadata,
+        into out: inout [UInt8], pieceSize: Int, _ write: ([UInt8]) throws(Failure) -> Void
+    ) throws(Failure) {
         func put(_ text: StaticString) {
             out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
         }
@@ -90,20 +118,25 @@ public struct CacheFile: Sendable, Equatable {
             }
             if !copied { put(jsonString(value)) }
         }
-        func putInteger<T: BinaryInteger>(_ value: T) {
-            // Digits straight into the buffer, without a String per number.
-            var digits: [UInt8] = []
-            var rest = value.magnitude
-            repeat {
-                digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
-                rest /= 10
-            } while rest != 0
-            if value < 0 { out.append(UInt8(ascii: "-")) }
-            out.append(contentsOf: digits.reversed())
+        func putInteger(_ value: Int64) {
+            // Digits straight into the buffer, without a String or an array per number.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+                var rest = value.magnitude
+                var start = 20
+                repeat {
+                    start -= 1
+                    digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                } while rest != 0
+                if value < 0 { out.append(UInt8(ascii: "-")) }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            }
         }
         put("{\n  \"fingerprints\": [")
-        for (index, pin) in list.pins.enumerated() {
-            put(index == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ")
+        var empty = true
+        for pin in pins {
+            put(empty ? "\n    {\"name\": " : ",\n    {\"name\": ")
+            empty = false
             putString(pin.name)
             put(", \"fingerprint\": \"")
             Base64Digest.encode(pin.fingerprint, into: &out)
@@ -111,7 +144,7 @@ public struct CacheFile: Sendable, Equatable {
             putInteger(pin.expires)
             if pin.depth != 0 {
                 put(", \"depth\": ")
-                putInteger(pin.depth)
+                putInteger(Int64(pin.depth))
             }
             if let signature = pin.signature {
                 put(", \"signature\": ")
@@ -122,9 +155,13 @@ public struct CacheFile: Sendable, Equatable {
                 putString(key)
             }
             put("}")
+            if out.count >= pieceSize {
+                try write(out)
+                out.removeAll(keepingCapacity: true)
+            }
         }
-        put(list.pins.isEmpty ? "],\n" : "\n  ],\n")
-        if let domains = list.domainsConfig {
+        put(empty ? "],\n" : "\n  ],\n")
+        if let domains = domainsConfig {
             put("  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": \(domains.sslPinningRequiredForUnlisted), \"domains\": [")
             for (index, domain) in domains.domains.enumerated() {
                 put(index == 0 ? "{\"name\": " : ", {\"name\": ")
@@ -144,7 +181,6 @@ public struct CacheFile: Sendable, Equatable {
         put(", \"source\": ")
         putString(metadata.source)
         put(", \"updated\": \(metadata.updated), \"nextUpdate\": \(metadata.nextUpdate)}\n}\n")
-        return out
     }
 }
 

@@ -18,6 +18,18 @@ public struct PinList: Sendable, Equatable {
         self = try Self.decode(data, withMetadata: false).list
     }
 
+    /// `init(json:)` for a list too large to keep as `Pin`s: the same checks and errors, but each
+    /// entry goes to `each` as it is read, and the list returned has no pins (only
+    /// `domainsConfig`). Entries given before a throw were of a list that is not valid.
+    public static func forEachEntry(json data: Data, _ each: (Pin) -> Void) throws(PinListError) -> PinList {
+        let result = withoutActuallyEscaping(each) { each in
+            data.withUnsafeBytes { bytes in
+                Result { () throws(PinListError) in try PinListDecoder.decode(bytes, readsCacheFields: false, each: each) }
+            }
+        }
+        return try result.get().list
+    }
+
     /// One pass over the bytes for both the list and, for a cache file, pinkeeper's metadata
     /// object (`PinListDecoder`; only then are the metadata and the `key` members read).
     static func decode(_ data: Data, withMetadata: Bool) throws(PinListError) -> (list: PinList, metadata: CacheFile.Metadata?) {

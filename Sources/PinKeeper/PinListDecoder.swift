@@ -13,6 +13,8 @@ import Glibc
 struct PinListDecoder {
     private var scanner: JSONScanner
     private let readsCacheFields: Bool
+    /// Takes each valid entry instead of the list: a caller that keeps entries its own way.
+    private let each: ((Pin) -> Void)?
 
     // The first problem of each part. When several parts have one, the document is reported by
     // the first in this order, which is the order `JSONDecoder` met them in (whatever their
@@ -23,15 +25,19 @@ struct PinListDecoder {
     /// A fingerprint that is not base64 or a negative depth: checked after all the types.
     private var entryValueError: String?
 
-    private init(_ bytes: UnsafeRawBufferPointer, readsCacheFields: Bool) {
+    private init(_ bytes: UnsafeRawBufferPointer, readsCacheFields: Bool, each: ((Pin) -> Void)?) {
         scanner = JSONScanner(bytes)
         self.readsCacheFields = readsCacheFields
+        self.each = each
     }
 
-    static func decode(_ bytes: UnsafeRawBufferPointer, readsCacheFields: Bool)
+    /// `each`: every valid entry goes there as it is read, and the list returned has none. The
+    /// checks and the error thrown are the same; entries given before a throw were of a list
+    /// that is not valid.
+    static func decode(_ bytes: UnsafeRawBufferPointer, readsCacheFields: Bool, each: ((Pin) -> Void)? = nil)
         throws(PinListError) -> (list: PinList, metadata: CacheFile.Metadata?)
     {
-        var decoder = PinListDecoder(bytes, readsCacheFields: readsCacheFields)
+        var decoder = PinListDecoder(bytes, readsCacheFields: readsCacheFields, each: each)
         return try decoder.document()
     }
 
@@ -166,7 +172,8 @@ struct PinListDecoder {
             return Self.note(&entryValueError, "\(at("fingerprint")) is not the base64 of a 32-byte SHA-256 digest")
         }
         guard (depth ?? 0) >= 0 else { return Self.note(&entryValueError, "\(at("depth")) is negative") }
-        pins.append(Pin(name: name, fingerprint: digest, expires: expires, depth: Int(depth ?? 0), signature: signature, key: key))
+        let pin = Pin(name: name, fingerprint: digest, expires: expires, depth: Int(depth ?? 0), signature: signature, key: key)
+        if let each { each(pin) } else { pins.append(pin) }
     }
 
     // MARK: domainsConfig

@@ -132,4 +132,32 @@ struct ListDigestTests {
         #expect(!ListDigest.isWellFormed(String(repeating: "a", count: 63) + "\""))
         #expect(!ListDigest.isWellFormed(""))
     }
+
+    /// The lines made, de-duplicated and sorted as bytes: the definition, as the digest was first written.
+    static func referenceBytes(_ pins: [Pin]) -> [UInt8] {
+        let lines = Set(
+            pins.map { pin in
+                Array("pin \(pin.name.utf8.count) ".utf8) + Array(pin.name.utf8)
+                    + Array(" \(pin.fingerprint.map { String(format: "%02x", $0) }.joined()) \(pin.expires) \(pin.depth)\n".utf8)
+            })
+        return Array(ListDigest.header.utf8) + lines.sorted { $0.lexicographicallyPrecedes($1) }.joined()
+    }
+
+    @Test("lines sorted without being made: the same bytes as making and sorting them, for names, numbers and lengths that tie")
+    func sortedWithoutTheLines() {
+        var random = SplitMix64(seed: 0xD16E57)
+        // Prefixes of each other, bytes below the space, lengths 9 and 10, the same name twice.
+        let names = ["a", "ab", "a\n", "a\u{1}b", "a b", "ä", "123456789", "1234567890", "Z", "", "pin 3 x"]
+        let numbers: [Int64] = [0, 1, 9, 10, 11, 100, -1, -10, -9, .max, .min, 4_102_444_800]
+        for round in 0..<40 {
+            let pins = (0..<(round % 13) * 9).map { _ in
+                Pin(
+                    name: names[Int(random.next() % UInt64(names.count))],
+                    fingerprint: (0..<Int(random.next() % 3) + 31).map { _ in UInt8(random.next() % 3) },
+                    expires: numbers[Int(random.next() % UInt64(numbers.count))],
+                    depth: Int(numbers[Int(random.next() % 6)]))
+            }
+            #expect(ListDigest.canonicalBytes(pins: pins, domainsConfig: nil) == Self.referenceBytes(pins), "round \(round)")
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import PinKeeper
 @testable import PinKeeperDaemon
+import TestSupport
 import Testing
 
 /// The schedule groups pins by name as readers compare names (`PinName`): two spellings that
@@ -26,5 +27,26 @@ struct NameGroupingTests {
         let pins = [old, replacement].sorted(by: Pin.publishedOrder)
         #expect(NextUpdate.interval(pins: pins, now: now, policy: policy) == policy.periodicUpdateInterval)
         #expect(ExpiringPins.soonest(pins, now: now) == replacement)
+    }
+
+    @Test("LatestPins groups as a dictionary keyed by PinName does, ties going to the first pin")
+    func latestPinsAgainstADictionary() {
+        var random = SplitMix64(seed: 0x1A7E5)
+        let spellings = ["a.example", "A.example", "a.EXAMPLE", "b.example", "caf\u{E9}.x", "cafe\u{301}.x", "CAF\u{C9}.x", "", "b"]
+        for round in 0..<50 {
+            let pins = (0..<(round * 7 % 60)).map { i in
+                Pin(
+                    name: spellings[Int(random.next() % UInt64(spellings.count))], fingerprint: [UInt8(i)],
+                    expires: Int64(random.next() % 5))
+            }
+            var expected: [PinName: Int] = [:]
+            for (index, pin) in pins.enumerated() {
+                if let known = expected[PinName(pin.name)], pins[known].expires >= pin.expires { continue }
+                expected[PinName(pin.name)] = index
+            }
+            #expect(LatestPins.indices(pins).sorted() == expected.values.sorted(), "round \(round)")
+            let odd = LatestPins.indices(pins) { pins[$0].fingerprint[0] % 2 == 1 }
+            #expect(odd.allSatisfy { pins[$0].fingerprint[0] % 2 == 1 })
+        }
     }
 }

@@ -67,4 +67,43 @@ struct CacheFileEncodingTests {
         #expect(SHA256.digest(abc) == expected)
         #expect(Data("abc".utf8).withUnsafeBytes { SHA256.digest($0) } == expected)
     }
+
+    @Test("written in pieces, the file is the same bytes, whatever the piece size")
+    func piecesJoinedAreTheEncoding() throws {
+        let pins = (0..<40).map { i in
+            Pin(name: "n\(i).example", fingerprint: Sample.digest(UInt8(i)), expires: Int64(i) * 1_000, depth: i % 3, signature: i % 2 == 0 ? "MEUCIQ==" : nil, key: "k")
+        }
+        let file = CacheFile(
+            list: PinList(pins: pins, domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [.init(name: "d", sslPinningRequired: true)])),
+            metadata: .init(store: "s", source: "u", updated: 1, nextUpdate: 2, mode: .static))
+        for size in [1, 7, 100, 1_000, 1 << 20] {
+            var pieces: [[UInt8]] = []
+            file.encode(inPiecesOf: size) { pieces.append($0) }
+            #expect(Array(pieces.joined()) == file.encodedBytes(), "piece size \(size)")
+            #expect(pieces.dropLast().allSatisfy { $0.count >= size }, "piece size \(size)")
+        }
+    }
+
+    @Test("the bytes of a sample file, as every version wrote them")
+    func sampleFileBytes() throws {
+        let pins = [
+            Pin(name: "api.example.com", fingerprint: [UInt8](repeating: 1, count: 32), expires: 4_102_444_800, signature: "MEUCIQ==", key: "0123456789abcdef"),
+            Pin(name: "cdn.example.com", fingerprint: [UInt8](repeating: 0xFE, count: 32), expires: -5, depth: 1),
+        ]
+        let file = CacheFile(
+            list: PinList(pins: pins, domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: true, domains: [.init(name: "x.example", sslPinningRequired: false)], key: "k")),
+            metadata: .init(store: "s1", source: "https://pins.example/list", updated: 1_700_000_000, nextUpdate: 1_700_086_400, mode: .challenge))
+        let expected = """
+            {
+              "fingerprints": [
+                {"name": "api.example.com", "fingerprint": "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=", "expires": 4102444800, "signature": "MEUCIQ==", "key": "0123456789abcdef"},
+                {"name": "cdn.example.com", "fingerprint": "/v7+/v7+/v7+/v7+/v7+/v7+/v7+/v7+/v7+/v7+/v4=", "expires": -5, "depth": 1}
+              ],
+              "domainsConfig": {"sslPinningRequiredForUnlisted": true, "domains": [{"name": "x.example", "sslPinningRequired": false}], "key": "k"},
+              "pinkeeper": {"format": 1, "store": "s1", "mode": "challenge", "source": "https://pins.example/list", "updated": 1700000000, "nextUpdate": 1700086400}
+            }
+
+            """
+        #expect(String(decoding: file.encodedBytes(), as: UTF8.self) == expected)
+    }
 }

@@ -38,8 +38,20 @@ struct EntryVerifier: ~Copyable {
     /// The index of the first key under which `pin`'s signature verifies, as
     /// `SignatureVerifier.keyVerifyingEntry` answers it.
     mutating func keyIndex(_ pin: Pin) -> Int? {
-        guard let text = pin.signature, let signature = Data(base64Encoded: text) else { return nil }
-        writeSignedString(pin)
+        guard let text = pin.signature else { return nil }
+        return withUTF8(pin.name) { name in
+            pin.fingerprint.withUnsafeBytes { fingerprint in
+                keyIndex(name: name, fingerprint: fingerprint, expires: pin.expires, signature: text)
+            }
+        }
+    }
+
+    /// The same for an entry's fields in place; `signature` as served (base64).
+    mutating func keyIndex(
+        name: UnsafeRawBufferPointer, fingerprint: UnsafeRawBufferPointer, expires: Int64, signature text: String
+    ) -> Int? {
+        guard let signature = Data(base64Encoded: text) else { return nil }
+        writeSignedString(name: name, fingerprint: fingerprint, expires: expires)
         var digest = [UInt8](repeating: 0, count: 32)
         guard let sha256, let digestContext,
             message.withUnsafeBufferPointer({ bytes in
@@ -67,17 +79,23 @@ struct EntryVerifier: ~Copyable {
 
     /// `SignatureVerifier.signedString(for:)`, byte for byte, without a String per entry.
     mutating func writeSignedString(_ pin: Pin) {
+        withUTF8(pin.name) { name in
+            pin.fingerprint.withUnsafeBytes { writeSignedString(name: name, fingerprint: $0, expires: pin.expires) }
+        }
+    }
+
+    private mutating func writeSignedString(name: UnsafeRawBufferPointer, fingerprint: UnsafeRawBufferPointer, expires: Int64) {
         message.removeAll(keepingCapacity: true)
-        message.append(contentsOf: pin.name.utf8)
+        message.append(contentsOf: name)
         message.append(0x26)
         let start = message.count
-        let encoded = (pin.fingerprint.count + 2) / 3 * 4
+        let encoded = (fingerprint.count + 2) / 3 * 4
         message.append(contentsOf: repeatElement(0, count: encoded + 1))  // EVP_EncodeBlock ends with a NUL
         let written = message.withUnsafeMutableBufferPointer { out in
-            EVP_EncodeBlock(out.baseAddress! + start, pin.fingerprint, Int32(pin.fingerprint.count))
+            EVP_EncodeBlock(out.baseAddress! + start, fingerprint.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(fingerprint.count))
         }
         message.removeLast(encoded + 1 - Int(written))
         message.append(0x26)
-        message.append(contentsOf: String(pin.expires).utf8)
+        message.append(contentsOf: String(expires).utf8)
     }
 }

@@ -35,19 +35,34 @@ public struct SignatureVerifier: Sendable {
     /// `keyVerifyingEntry` for many entries on all cores, in the order given (a list may hold
     /// thousands, and each verification costs tens of microseconds).
     public func keysVerifyingEntries(_ pins: [Pin]) -> [PublicKey?] {
-        let found = UnsafeMutableBufferPointer<Int>.allocate(capacity: pins.count)
+        keyIndices(count: pins.count) { verifier, i in verifier.keyIndex(pins[i]) }.map { $0.map { keys[$0] } }
+    }
+
+    /// `count` entries verified on all cores, `verify` answering for entry `i` with the verifier
+    /// of its thread: each entry's key as an index into `keys`. `alongside`, if given, runs once on
+    /// one of the threads while the others verify (work that needs no result of the
+    /// verification, so that no core waits).
+    func keyIndices(
+        count: Int, alongside: (() -> Void)? = nil, _ verify: (inout EntryVerifier, Int) -> Int?
+    ) -> [Int?] {
+        let found = UnsafeMutableBufferPointer<Int>.allocate(capacity: count)
         defer { found.deallocate() }
         found.initialize(repeating: -1)
         let chunk = 64
-        let chunks = (pins.count + chunk - 1) / chunk
+        let chunks = (count + chunk - 1) / chunk
+        let extra = alongside == nil ? 0 : 1
         nonisolated(unsafe) let results = found  // each iteration writes a disjoint range
-        ParallelLoop.run(iterations: chunks) { c in
+        ParallelLoop.run(iterations: chunks + extra) { c in
+            if c < extra {
+                alongside?()
+                return
+            }
             var verifier = EntryVerifier(keys: keys)  // set up once per chunk, not per entry
-            for i in (c * chunk)..<min(pins.count, (c + 1) * chunk) {
-                results[i] = verifier.keyIndex(pins[i]) ?? -1
+            for i in ((c - extra) * chunk)..<min(count, (c - extra + 1) * chunk) {
+                results[i] = verify(&verifier, i) ?? -1
             }
         }
-        return found.map { $0 >= 0 ? keys[$0] : nil }
+        return found.map { $0 >= 0 ? $0 : nil }
     }
 
     public static func signedString(for pin: Pin) -> String {

@@ -29,33 +29,90 @@ public struct AtomicWriter: Sendable {
     /// Returns the identity of the file now in place.
     @discardableResult
     public func write(_ data: some ContiguousBytes, to name: String, in directory: String, mode: mode_t = 0o644) throws(FileError) -> FileIdentity {
+        try write(to: name, in: directory, mode: mode) { (append) throws(FileError) in try append(data) }
+    }
+
+    /// The same, for contents made in pieces: `contents` hands each piece to `append` as it is
+    /// made, so the whole file is never in memory. If `contents` throws, the temp file goes and
+    /// the file in place stays as it was.
+    @discardableResult
+    public func write(
+        to name: String, in directory: String, mode: mode_t = 0o644,
+        contents: (_ append: (any ContiguousBytes) throws(FileError) -> Void) throws(FileError) -> Void
+    ) throws(FileError) -> FileIdentity {
+        try prepare(to: name, in: directory, mode: mode, contents: contents).commit()
+    }
+
+    /// `write` up to the rename: the temp file written, synced and given its mode, the directory
+    /// checked and held open. `commit` puts it in place; `discard`, or dropping it, removes it.
+    /// For contents that can be written before it is decided whether they are published.
+    public func prepare(
+        to name: String, in directory: String, mode: mode_t = 0o644,
+        contents: (_ append: (any ContiguousBytes) throws(FileError) -> Void) throws(FileError) -> Void
+    ) throws(FileError) -> PreparedFile {
         let dir = fileSystem.openDirectory(directory)
         guard dir >= 0 else { throw FileError("cannot open directory", directory) }
-        defer { close(dir) }
+        var handedOver = false
+        defer { if !handedOver { close(dir) } }
         try checkDirectory(dir, directory)
         try checkTarget(dir, name, directory)
 
         let temp = Self.tempPrefix(for: name) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = fileSystem.createExclusive(dir, temp, mode: mode)
         guard fd >= 0 else { throw FileError("cannot create", "\(directory)/\(temp)") }
-        var renamed = false
-        defer { if !renamed { unlinkat(dir, temp, 0) } }
+        var written = false
+        defer { if !written { unlinkat(dir, temp, 0) } }
         var info = stat()
         do {
             defer { close(fd) }
-            try writeAll(fd, data, path: "\(directory)/\(temp)")
+            try contents { (piece) throws(FileError) in try writeAll(fd, piece, path: "\(directory)/\(temp)") }
             guard fileSystem.fsync(fd) == 0 else { throw FileError("cannot fsync", "\(directory)/\(temp)") }
             // The umask must not decide who may read the cache.
             guard fchmod(fd, mode) == 0 else { throw FileError("cannot chmod", "\(directory)/\(temp)") }
             guard fstat(fd, &info) == 0 else { throw FileError("cannot stat", "\(directory)/\(temp)") }
         }
-        guard fileSystem.rename(dir, temp, name) == 0 else { throw FileError("cannot rename into place", "\(directory)/\(name)") }
-        renamed = true
-        guard fileSystem.fsync(dir) == 0 else { throw FileError("cannot fsync directory", directory) }
-        return FileIdentity(info)
+        (written, handedOver) = (true, true)
+        return PreparedFile(writer: self, directory: directory, dir: dir, name: name, temp: temp, info: info)
     }
 
-    private func writeAll(_ fd: Int32, _ data: some ContiguousBytes, path: String) throws(FileError) {
+    /// A temp file `prepare` wrote, waiting beside its target.
+    public final class PreparedFile: @unchecked Sendable {  // used by one thread at a time
+        private let writer: AtomicWriter
+        private let directory: String, name: String, temp: String
+        private let info: stat
+        /// The directory, open since it was checked; -1 once committed or discarded.
+        private var dir: Int32
+
+        fileprivate init(writer: AtomicWriter, directory: String, dir: Int32, name: String, temp: String, info: stat) {
+            (self.writer, self.directory, self.dir, self.name, self.temp, self.info) = (writer, directory, dir, name, temp, info)
+        }
+
+        deinit { discard() }
+
+        /// Renames the file over its target and syncs the directory; returns the identity of the
+        /// file now in place. A failure before the rename removes the temp file.
+        public func commit() throws(FileError) -> FileIdentity {
+            guard dir >= 0 else { throw FileError("already committed or discarded", "\(directory)/\(temp)") }
+            defer { close(dir); dir = -1 }
+            var renamed = false
+            defer { if !renamed { unlinkat(dir, temp, 0) } }
+            try writer.checkTarget(dir, name, directory)
+            guard writer.fileSystem.rename(dir, temp, name) == 0 else { throw FileError("cannot rename into place", "\(directory)/\(name)") }
+            renamed = true
+            guard writer.fileSystem.fsync(dir) == 0 else { throw FileError("cannot fsync directory", directory) }
+            return FileIdentity(info)
+        }
+
+        /// Removes the temp file; the file in place stays as it was.
+        public func discard() {
+            guard dir >= 0 else { return }
+            unlinkat(dir, temp, 0)
+            close(dir)
+            dir = -1
+        }
+    }
+
+    private func writeAll(_ fd: Int32, _ data: any ContiguousBytes, path: String) throws(FileError) {
         var offset = 0
         var failure: FileError?
         data.withUnsafeBytes { bytes in
@@ -108,7 +165,7 @@ public struct AtomicWriter: Sendable {
     }
 
     /// rename(2) would replace a planted symlink silently; refuse it so the operator sees it.
-    private func checkTarget(_ dir: Int32, _ name: String, _ directory: String) throws(FileError) {
+    fileprivate func checkTarget(_ dir: Int32, _ name: String, _ directory: String) throws(FileError) {
         var info = stat()
         guard fstatat(dir, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
         if info.st_mode & S_IFMT != S_IFREG {

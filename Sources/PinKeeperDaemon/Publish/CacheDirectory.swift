@@ -14,6 +14,9 @@ public struct CacheDirectory: Sendable {
         self.writer = writer
     }
 
+    /// How much of an encoded file is written at a time.
+    static let pieceSize = 256 * 1024
+
     public func fileName(for store: String) -> String { Self.fileName(store: store) }
     static func fileName(store: String) -> String { StoreFiles.cache(store) }
     public func filePath(for store: String) -> String { "\(path)/\(fileName(for: store))" }
@@ -55,8 +58,30 @@ public struct CacheDirectory: Sendable {
         }
     }
 
+    /// Written in pieces as they are encoded: a 100,000-entry file is about 25 MB.
     public func publish(_ cache: CacheFile) throws(FileError) {
-        let identity = try writer.write(cache.encodedBytes(), to: fileName(for: cache.metadata.store), in: path)
+        let identity = try writer.write(to: fileName(for: cache.metadata.store), in: path) { (append) throws(FileError) in
+            try cache.encode(inPiecesOf: Self.pieceSize) { (piece) throws(FileError) in try append(piece) }
+        }
+        memo.remember(cache, identity: identity, for: filePath(for: cache.metadata.store))
+    }
+
+    /// The file a `publish` of `pins` (in published order, made one at a time) would write,
+    /// written beside the store's file but not yet in its place (`commit`). For writing while
+    /// it is still being decided whether the file is published at all.
+    public func prepare(
+        pins: some Sequence<Pin>, domainsConfig: DomainsConfig?, metadata: CacheFile.Metadata
+    ) throws(FileError) -> AtomicWriter.PreparedFile {
+        try writer.prepare(to: fileName(for: metadata.store), in: path) { (append) throws(FileError) in
+            try CacheFile.encode(pins: pins, domainsConfig: domainsConfig, metadata: metadata, inPiecesOf: Self.pieceSize) {
+                (piece) throws(FileError) in try append(piece)
+            }
+        }
+    }
+
+    /// Puts a prepared file in place as the publication of `cache`, which must be what it holds.
+    public func commit(_ prepared: AtomicWriter.PreparedFile, as cache: CacheFile) throws(FileError) {
+        let identity = try prepared.commit()
         memo.remember(cache, identity: identity, for: filePath(for: cache.metadata.store))
     }
 

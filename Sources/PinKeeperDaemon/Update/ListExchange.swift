@@ -49,7 +49,7 @@ struct ListExchange {
 
     /// The parsed list and, in challenge mode, the configured key whose signature covered it.
     func verifiedList(from response: HTTPResponse, now: Int64) throws(UpdateFailure) -> (list: PinList, signedBy: PublicKey?) {
-        if let refusal = UpdateFailure(status: response, now: now) { throw refusal }
+        try checkStatus(of: response, now: now)
         var signedBy: PublicKey?
         if let challenge {
             guard let signature = response.header(Self.signatureHeader) else {
@@ -66,6 +66,35 @@ struct ListExchange {
         } catch {
             throw UpdateFailure(.invalidData, "the list is malformed: \(error.reason)")
         }
+    }
+
+    /// Static mode: `verifiedList`'s checks, with the entries kept compact (each is verified
+    /// later, by `PinMerger.mergeStatic`), and whether the list carried a `domainsConfig`.
+    /// `verifying`: handed each chunk of entries as soon as it is read; stopped if the list is refused.
+    func staticEntries(from response: HTTPResponse, now: Int64, verifying early: EarlyVerification? = nil)
+        throws(UpdateFailure) -> (entries: StaticEntries, hadDomainsConfig: Bool)
+    {
+        do {
+            try checkStatus(of: response, now: now)
+        } catch {
+            early?.stop()
+            throw error
+        }
+        var entries = StaticEntries()
+        do {
+            let rest = try PinList.forEachEntry(json: response.body) { pin in
+                entries.append(pin)
+                if let early, let chunk = entries.fullChunk { early.add(chunk) }
+            }
+            return (entries, rest.domainsConfig != nil)
+        } catch {
+            early?.stop()
+            throw UpdateFailure(.invalidData, "the list is malformed: \(error.reason)")
+        }
+    }
+
+    private func checkStatus(of response: HTTPResponse, now: Int64) throws(UpdateFailure) {
+        if let refusal = UpdateFailure(status: response, now: now) { throw refusal }
     }
 }
 

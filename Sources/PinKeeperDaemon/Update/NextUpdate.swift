@@ -6,9 +6,12 @@ public enum NextUpdate {
     /// each name counts, because once a replacement exists the older certificate's expiry no
     /// longer matters. Names are grouped as readers compare them (`PinName`).
     public static func interval(pins: [Pin], now: Int64, policy: UpdatePolicy) -> Int64 {
-        var latest: [PinName: Int64] = [:]
-        for pin in pins { latest[PinName(pin.name)] = max(latest[PinName(pin.name)] ?? .min, pin.expires) }
-        let nextExpiry = min(now.saturatingAdding(10 * 365 * 86_400), latest.values.min() ?? .max)
+        interval(of: pins, now: now, policy: policy)
+    }
+
+    static func interval(of pins: some NamedExpiries, now: Int64, policy: UpdatePolicy) -> Int64 {
+        let soonestLatest = LatestPins.indices(pins).lazy.map { pins.expiry(at: $0) }.min()
+        let nextExpiry = min(now.saturatingAdding(10 * 365 * 86_400), soonestLatest ?? .max)
         var interval = Double(nextExpiry.saturatingSubtracting(now))
         if interval > 0 && interval < Double(policy.expirationUpdateThreshold) {
             interval *= 0.125
@@ -28,7 +31,13 @@ public enum NextUpdate {
         pins: [Pin], now: Int64, policy: UpdatePolicy, random: RandomSource,
         catchingUp: Bool = false
     ) -> Int64 {
-        let base = interval(pins: pins, now: now, policy: policy)
+        scheduled(of: pins, now: now, policy: policy, random: random, catchingUp: catchingUp)
+    }
+
+    static func scheduled(
+        of pins: some NamedExpiries, now: Int64, policy: UpdatePolicy, random: RandomSource, catchingUp: Bool
+    ) -> Int64 {
+        let base = interval(of: pins, now: now, policy: policy)
         let floor = min(policy.retryMin, policy.periodicUpdateInterval)
         let regular = base - random.uniform(upTo: base / 10)
         return now.saturatingAdding(max(catchingUp ? regular - random.uniform(upTo: regular) : regular, floor))

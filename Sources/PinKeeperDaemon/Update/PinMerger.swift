@@ -44,6 +44,11 @@ public struct PinMerger: Sendable {
         cached: [Pin], received: PinList, responseKey: PublicKey? = nil,
         now: Int64
     ) throws(UpdateFailure) -> Outcome {
+        if mode == .static {
+            return try mergeStatic(
+                cached: cached, received: StaticEntries(received.pins), hadDomainsConfig: received.domainsConfig != nil, now: now
+            ).outcome
+        }
         let configured = Set(verifier.keys.map(\.id))
         var merged = cached.filter { !$0.isExpired(at: now) && $0.key.map(configured.contains) == true }
         var unlisted = 0
@@ -58,15 +63,11 @@ public struct PinMerger: Sendable {
         var expired = 0
         for var pin in received.pins {
             if pin.isExpired(at: now) { expired += 1; continue }
-            if mode == .static { pin.depth = 0 }  // outside the signed bytes
             guard known.insert(pin.identity).inserted else { continue }
-            if mode == .challenge {
-                pin.signature = nil  // the response signature covered it
-                pin.key = responseKey?.id
-            }
+            pin.signature = nil  // the response signature covered it
+            pin.key = responseKey?.id
             fresh.append(pin)
         }
-        if mode == .static { try verifyEntries(&fresh) }
 
         var unexpected: [String] = []
         if let expectedCommonNames {
@@ -80,29 +81,10 @@ public struct PinMerger: Sendable {
             let why = received.pins.isEmpty ? "the list is empty" : "every entry in the list has expired"
             throw UpdateFailure(.storeEmpty, "\(why) and no cached pin is still valid")
         }
-        var domainsConfig = mode == .challenge ? received.domainsConfig : nil
+        var domainsConfig = received.domainsConfig
         domainsConfig?.key = responseKey?.id
         return Outcome(
             pins: merged, domainsConfig: domainsConfig, added: fresh.count, expiredReceived: expired,
-            unexpectedNames: unexpected,
-            ignoredUnsignedFields: mode == .static
-                && (received.domainsConfig != nil || received.pins.contains { $0.depth != 0 }),
-            unlisted: unlisted)
-    }
-
-    /// Every new static entry must carry a valid signature; checked on all cores, then reported
-    /// in list order so the first bad entry is the one named. Each is tagged with its key.
-    private func verifyEntries(_ pins: inout [Pin]) throws(UpdateFailure) {
-        for pin in pins where pin.signature == nil || pin.signature == "" {
-            throw UpdateFailure(.invalidData, "the entry '\(pin.name)' (expires \(pin.expires)) has no signature")
-        }
-        for (index, key) in verifier.keysVerifyingEntries(pins).enumerated() {
-            guard let key else {
-                throw UpdateFailure(
-                    .invalidSignature,
-                    "the signature of entry '\(pins[index].name)' (expires \(pins[index].expires)) does not verify under any configured public key")
-            }
-            pins[index].key = key.id
-        }
+            unexpectedNames: unexpected, unlisted: unlisted)
     }
 }

@@ -248,6 +248,9 @@ public struct StoreUpdater: Sendable {
         var unlisted = 0
         /// `ListDigest` of the verified list; after a 304 or the same static body, the remembered one.
         var listDigest: String?
+        /// `file`, already written beside the published one while the list was verified (static
+        /// lists), to be put in its place instead of written again.
+        var prepared: AtomicWriter.PreparedFile?
         var published: Bool { file != nil }
 
         /// Only an authoritative store can end up without pins: the server's verified list named
@@ -265,17 +268,20 @@ public struct StoreUpdater: Sendable {
         _ store: StoreConfig, from source: ListSource, previous: CacheFile?, memory: StoreState,
         now: Int64
     ) async throws(UpdateFailure) -> Plan {
-        let plan = try await plan(store, from: source, previous: previous, memory: memory, now: now)
+        let plan = try await plan(store, from: source, previous: previous, memory: memory, now: now, writing: true)
         guard let file = plan.file else { return plan }
         do {
-            try await BlockingWork.run { [cache] () throws(FileError) in try cache.publish(file) }
+            try await BlockingWork.run { [cache, prepared = plan.prepared] () throws(FileError) in
+                if let prepared { try cache.commit(prepared, as: file) } else { try cache.publish(file) }
+            }
         } catch {
             throw UpdateFailure(.writeFailed, "\(error); the published file was left as it was")
         }
         return plan
     }
 
-    func plan(_ store: StoreConfig, from source: ListSource, previous: CacheFile?, memory: StoreState, now: Int64)
+    /// `writing`: a static list's file may be written (not put in place) while it is verified.
+    func plan(_ store: StoreConfig, from source: ListSource, previous: CacheFile?, memory: StoreState, now: Int64, writing: Bool = false)
         async throws(UpdateFailure) -> Plan
     {
         let exchange: ListExchange
@@ -300,6 +306,7 @@ public struct StoreUpdater: Sendable {
             || (previous != nil && digest != nil && digest == memory.bodyDigest && memory.listDigest != nil)
         if notModified { response.body = Data() }  // the same bytes: only the cached pins are needed
         var listDigest = memory.listDigest
+        var earlyFile: EarlyPublication?
         var validators = store.mode == .static ? keptValidators(of: response, store: store) : (nil, nil)
         if notModified, let previous {
             // Nothing changed on the server: no parsing, no verification, just re-publish.
@@ -310,16 +317,32 @@ public struct StoreUpdater: Sendable {
                 added: 0, expiredReceived: 0, unexpectedNames: [])
             if response.status == 304 { validators = (memory.etag, memory.lastModified) }
         } else {
-            let (list, signedBy) = try exchange.verifiedList(from: response, now: now)
-            response.body = Data()  // parsed: not held through verification and publishing (22 MB at 100,000 entries)
             let merger = PinMerger(
                 mode: store.mode, verifier: SignatureVerifier(keys: store.publicKeys),
                 expectedCommonNames: store.expectedCommonNames, authoritative: store.policy.authoritative)
-            merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, responseKey: signedBy, now: now)
-            listDigest = servedDigest(list, store: store, now: now)
-            warnAbout(merged, received: list, store: store)
+            let received: Int
+            if store.mode == .static {
+                // Kept compact until verified: a 100,000-entry list as `Pin`s took about 36 MB.
+                // Verified from the first full chunk on, on the core the reading leaves free.
+                let cached = previous?.list.pins ?? []
+                let verifying = EarlyVerification(keys: store.publicKeys, known: merger.keptPins(cached, now: now))
+                let (entries, hadDomainsConfig) = try exchange.staticEntries(from: response, now: now, verifying: verifying)
+                response.body = Data()  // parsed: not held through verification and publishing (22 MB at 100,000 entries)
+                received = entries.count  // its chunks go while the merged pins are made
+                let result = try merger.mergeStatic(
+                    cached: cached, received: consume entries, hadDomainsConfig: hadDomainsConfig, now: now, digest: true,
+                    verifiedWhileReading: verifying, whileVerifying: writing ? earlyPublication(store, previous: previous, now: now) : nil)
+                (merged, listDigest, earlyFile) = (result.outcome, result.listDigest, result.early)
+            } else {
+                let (list, signedBy) = try exchange.verifiedList(from: response, now: now)
+                response.body = Data()
+                received = list.pins.count
+                merged = try merger.merge(cached: previous?.list.pins ?? [], received: list, responseKey: signedBy, now: now)
+                listDigest = servedDigest(list)
+            }
+            warnAbout(merged, received: received, store: store)
             let keptPins = previous?.list.pins.filter { !$0.isExpired(at: now) }
-            if !list.pins.isEmpty && merged.expiredReceived == list.pins.count && merged.pins == keptPins {
+            if received > 0 && merged.expiredReceived == received && merged.pins == keptPins {
                 // Only expired entries: nothing to add, so the published pins stay exactly as they were.
                 let next = NextUpdate.scheduled(
                     pins: merged.pins, now: now, policy: store.policy, random: random,
@@ -329,16 +352,38 @@ public struct StoreUpdater: Sendable {
                     notModified: false, ignoredUnsignedFields: merged.ignoredUnsignedFields, listDigest: listDigest)
             }
         }
-        let next = NextUpdate.scheduled(
-            pins: merged.pins, now: now, policy: store.policy, random: random,
-            catchingUp: Self.isCatchUp(previous, store: store, now: now))
+        let next =
+            earlyFile?.nextUpdate
+            ?? NextUpdate.scheduled(
+                pins: merged.pins, now: now, policy: store.policy, random: random,
+                catchingUp: Self.isCatchUp(previous, store: store, now: now))
         let file = CacheFile(
             list: PinList(pins: merged.pins, domainsConfig: merged.domainsConfig),
             metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: next, mode: store.mode))
         return Plan(
             pins: merged.pins, file: file, nextUpdate: next, validators: validators,
             bodyDigest: digest ?? memory.bodyDigest, notModified: notModified,
-            ignoredUnsignedFields: merged.ignoredUnsignedFields, unlisted: merged.unlisted, listDigest: listDigest)
+            ignoredUnsignedFields: merged.ignoredUnsignedFields, unlisted: merged.unlisted, listDigest: listDigest,
+            prepared: earlyFile?.file)
+    }
+
+    /// The next update and the file of a static list, made while its new entries are verified.
+    struct EarlyPublication: Sendable {
+        var nextUpdate: Int64
+        /// nil if it could not be written (the publish after the verification then reports why).
+        var file: AtomicWriter.PreparedFile?
+    }
+
+    /// `plan`'s schedule and file for the pins of `preview`, as they are made after the merge.
+    private func earlyPublication(_ store: StoreConfig, previous: CacheFile?, now: Int64)
+        -> @Sendable (PinMerger.StaticPreview) -> EarlyPublication
+    {
+        let catchingUp = Self.isCatchUp(previous, store: store, now: now)
+        return { [cache, random] preview in
+            let next = NextUpdate.scheduled(of: preview, now: now, policy: store.policy, random: random, catchingUp: catchingUp)
+            let metadata = CacheFile.Metadata(store: store.id, source: store.url, updated: now, nextUpdate: next, mode: store.mode)
+            return EarlyPublication(nextUpdate: next, file: try? cache.prepare(pins: preview.pins, domainsConfig: nil, metadata: metadata))
+        }
     }
 
     /// The response's `ETag` and `Last-Modified`, each only if it may be sent back as it is: an
@@ -369,12 +414,12 @@ public struct StoreUpdater: Sendable {
         return NextUpdate.isCatchUp(planned: hasValidPins ? previous?.metadata.nextUpdate : nil, now: now, policy: store.policy)
     }
 
-    private func warnAbout(_ outcome: PinMerger.Outcome, received: PinList, store: StoreConfig) {
-        if !received.pins.isEmpty && outcome.expiredReceived == received.pins.count {
+    private func warnAbout(_ outcome: PinMerger.Outcome, received: Int, store: StoreConfig) {
+        if received > 0 && outcome.expiredReceived == received {
             logger.warning(
                 "the list holds only expired entries; nothing was added",
                 metadata: [
-                    "store": "\(store.id)", "entries": "\(received.pins.count)",
+                    "store": "\(store.id)", "entries": "\(received)",
                 ])
         }
         if outcome.ignoredUnsignedFields {

@@ -1,3 +1,5 @@
+import Glibc
+
 /// A strict RFC 8259 reader over the bytes of one document, for `PinListDecoder`.
 ///
 /// Strict where Foundation's `JSONDecoder` is lenient, also inside members nobody reads: UTF-8
@@ -114,12 +116,43 @@ struct JSONScanner {
         skipWhitespace()
         guard position < bytes.count else { throw syntaxError("unexpected end, a member name was expected") }
         guard bytes[position] == UInt8(ascii: "\"") else { throw unexpectedByte() }
-        let key = try withStringBytes(identify)
+        let key: Key
+        if let end = shortPlainStringEnd() {
+            key = identify(UnsafeRawBufferPointer(rebasing: bytes[position + 1..<end]))
+            position = end + 1
+        } else {
+            key = try withStringBytes(identify)
+        }
         skipWhitespace()
         guard position < bytes.count else { throw syntaxError("unexpected end, ':' was expected") }
         guard bytes[position] == UInt8(ascii: ":") else { throw unexpectedByte() }
         position += 1
         return key
+    }
+
+    /// Moves past the value at `position` when its bytes repeat those of `token`, a value read
+    /// before (its checks then passed already): a token's bytes alone decide where it ends.
+    mutating func skipRepeatedToken(_ token: Range<Int>) -> Bool {
+        guard !token.isEmpty, bytes.count - position >= token.count,
+            memcmp(bytes.baseAddress! + position, bytes.baseAddress! + token.lowerBound, token.count) == 0
+        else { return false }
+        position += token.count
+        return true
+    }
+
+    /// The closing quote of the string at `position` when it is a short one of printable ASCII
+    /// without escapes (a member name, almost always), else nil: found byte by byte, without
+    /// `scanString`'s checks, which nothing in such a string can fail.
+    private func shortPlainStringEnd() -> Int? {
+        var index = position + 1
+        let limit = min(bytes.count, index + 32)
+        while index < limit {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") { return index }
+            guard byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\\") else { return nil }
+            index += 1
+        }
+        return nil
     }
 
     // MARK: Scalars

@@ -23,6 +23,16 @@ struct PinListDecoder {
     /// A fingerprint that is not base64 or a negative depth: checked after all the types.
     private var entryValueError: String?
 
+    /// The previous entry's name and key. Entries of one name follow each other and a file has
+    /// few keys, so an entry that repeats them shares their storage instead of allocating its own.
+    private var lastName = LastString(), lastKey = LastString()
+
+    /// A string value and where its token (quotes included) lies in the document.
+    private struct LastString {
+        var token = 0..<0
+        var value = ""
+    }
+
     private init(_ bytes: UnsafeRawBufferPointer, readsCacheFields: Bool) {
         scanner = JSONScanner(bytes)
         self.readsCacheFields = readsCacheFields
@@ -136,17 +146,17 @@ struct PinListDecoder {
             _ = Self.required(field, &fingerprintsError, "fingerprints[\(index)]", "an object")
             return
         }
-        var name: Field<String> = .missing, fingerprint: Field<[UInt8]?> = .missing, expires: Field<Int64> = .missing
+        var name: Field<String> = .missing, fingerprint: Field<SHA256Digest?> = .missing, expires: Field<Int64> = .missing
         var depth: Field<Int64> = .missing, signature: Field<String> = .missing, key: Field<String> = .missing
         if try scanner.beginObject() {
             repeat {
                 switch try scanner.readKey(Key.identify) {
-                case .name: try member(&name, in: 3) { (d) throws(PinListError) in try d.string(depth: 3) }
+                case .name: try member(&name, in: 3) { (d) throws(PinListError) in try d.string(depth: 3, reusing: .name) }
                 case .fingerprint: try member(&fingerprint, in: 3) { (d) throws(PinListError) in try d.digest() }
                 case .expires: try member(&expires, in: 3) { (d) throws(PinListError) in try d.integer(depth: 3) }
                 case .depth: try member(&depth, in: 3) { (d) throws(PinListError) in try d.integer(depth: 3) }
                 case .signature: try member(&signature, in: 3) { (d) throws(PinListError) in try d.string(depth: 3) }
-                case .key where readsCacheFields: try member(&key, in: 3) { (d) throws(PinListError) in try d.string(depth: 3) }
+                case .key where readsCacheFields: try member(&key, in: 3) { (d) throws(PinListError) in try d.string(depth: 3, reusing: .key) }
                 default: try scanner.skipValue(depth: 3)
                 }
             } while try scanner.nextMember()
@@ -166,7 +176,7 @@ struct PinListDecoder {
             return Self.note(&entryValueError, "\(at("fingerprint")) is not the base64 of a 32-byte SHA-256 digest")
         }
         guard (depth ?? 0) >= 0 else { return Self.note(&entryValueError, "\(at("depth")) is negative") }
-        pins.append(Pin(name: name, fingerprint: digest, expires: expires, depth: Int(depth ?? 0), signature: signature, key: key))
+        pins.append(Pin(name: name, digest: digest, expires: expires, depth: Int(depth ?? 0), signature: signature, key: key))
     }
 
     // MARK: domainsConfig
@@ -293,6 +303,22 @@ struct PinListDecoder {
         return kind == .string ? .value(try scanner.readString()) : try other(kind, depth: depth)
     }
 
+    private enum Repeated { case name, key }
+
+    /// A string, which is the previous entry's name or key again when its token repeats the
+    /// previous one's bytes (the same token is the same valid string).
+    private mutating func string(depth: Int, reusing repeated: Repeated) throws(PinListError) -> Field<String> {
+        let kind = try scanner.peekKind()
+        guard kind == .string else { return try other(kind, depth: depth) }
+        let last = repeated == .name ? lastName : lastKey
+        if scanner.skipRepeatedToken(last.token) { return .value(last.value) }
+        let start = scanner.position
+        let value = try scanner.readString()
+        let read = LastString(token: start..<scanner.position, value: value)
+        if repeated == .name { lastName = read } else { lastKey = read }
+        return .value(value)
+    }
+
     private mutating func integer(depth: Int) throws(PinListError) -> Field<Int64> {
         let kind = try scanner.peekKind()
         guard kind == .number else { return try other(kind, depth: depth) }
@@ -311,7 +337,7 @@ struct PinListDecoder {
     }
 
     /// A fingerprint's 32 bytes, `.value(nil)` for a string that is not their base64.
-    private mutating func digest() throws(PinListError) -> Field<[UInt8]?> {
+    private mutating func digest() throws(PinListError) -> Field<SHA256Digest?> {
         let kind = try scanner.peekKind()
         guard kind == .string else { return try other(kind, depth: 3) }
         return .value(try scanner.withStringBytes(Base64Digest.decode))

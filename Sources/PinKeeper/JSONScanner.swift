@@ -41,6 +41,9 @@ struct JSONScanner {
 
     var atEnd: Bool { position == bytes.count }
 
+    /// The bytes after `position`.
+    var remaining: Int { bytes.count - position }
+
     /// The kind of the value that starts at the next non-whitespace byte (which is not consumed).
     mutating func peekKind() throws(PinListError) -> Kind {
         skipWhitespace()

@@ -89,6 +89,15 @@ public struct Pin: Hashable, Sendable {
         }
     }
 
+    /// Whether `pins` are strictly increasing in `publishedOrder`: sorted, and no two of one
+    /// identity, as every list pinkeeper writes is. Compared where they lie (a caller comparing
+    /// pairs one call at a time copies both pins for each call).
+    public static func inPublishedOrder(_ pins: [Pin]) -> Bool {
+        pins.withUnsafeBufferPointer { pins in
+            pins.indices.dropFirst().allSatisfy { publishedOrder(pins[$0 - 1], pins[$0]) }
+        }
+    }
+
     /// The order of every published list: name ascending (by Unicode scalars, which is UTF-8
     /// byte order), then latest expiry first. Fingerprint and depth only break ties, so the
     /// output is deterministic.

@@ -129,11 +129,19 @@ struct PinListDecoder {
         let kind = try scanner.peekKind()
         guard kind == .array else { return try other(kind, depth: 1) }
         var pins: [Pin] = []
+        let start = scanner.position
         if try scanner.beginArray() {
             var index = 0
             repeat {
                 try entry(index, into: &pins)
                 index += 1
+                // Once the first entries show their size, room for as many more as the rest of
+                // the document could hold: growing by doubling would copy 100,000 pins and touch
+                // twice their memory. Any shortfall grows as usual. An entry that makes a pin
+                // takes 64 bytes at least, which bounds the guess whatever the first ones were.
+                if index == 64 {
+                    pins.reserveCapacity(index + scanner.remaining / max(64, (scanner.position - start) / index))
+                }
             } while try scanner.nextElement()
         }
         return .value(pins)

@@ -119,8 +119,11 @@ struct JSONScanner {
         skipWhitespace()
         guard position < bytes.count else { throw syntaxError("unexpected end, a member name was expected") }
         guard bytes[position] == UInt8(ascii: "\"") else { throw unexpectedByte() }
+        // A member name is almost always plain ASCII: its closing quote is then the first byte
+        // the word scan stops at, and nothing in it needs `scanString`'s checks.
         let key: Key
-        if let end = shortPlainStringEnd() {
+        let end = plainASCIIEnd(from: position + 1)
+        if end < bytes.count && bytes[end] == UInt8(ascii: "\"") {
             key = identify(UnsafeRawBufferPointer(rebasing: bytes[position + 1..<end]))
             position = end + 1
         } else {
@@ -141,21 +144,6 @@ struct JSONScanner {
         else { return false }
         position += token.count
         return true
-    }
-
-    /// The closing quote of the string at `position` when it is a short one of printable ASCII
-    /// without escapes (a member name, almost always), else nil: found byte by byte, without
-    /// `scanString`'s checks, which nothing in such a string can fail.
-    private func shortPlainStringEnd() -> Int? {
-        var index = position + 1
-        let limit = min(bytes.count, index + 32)
-        while index < limit {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") { return index }
-            guard byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\\") else { return nil }
-            index += 1
-        }
-        return nil
     }
 
     // MARK: Scalars
@@ -311,20 +299,25 @@ struct JSONScanner {
     /// Moves past printable ASCII other than `"` and `\`, eight bytes at a time: most of a
     /// list's bytes are inside names, fingerprints and signatures.
     private mutating func skipPlainASCII() {
+        position = plainASCIIEnd(from: position)
+    }
+
+    /// The first byte from `start` on that is not printable ASCII other than `"` and `\`, found
+    /// eight bytes at a time; where fewer than eight remain, the first of those.
+    private func plainASCIIEnd(from start: Int) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        while bytes.count - position >= 8 {
-            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+        var index = start
+        while bytes.count - index >= 8 {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
             // A byte's high bit is set where it is < 0x20, `"`, `\` or not ASCII (the usual
             // "has a zero byte" test on word - 0x20.., word ^ 0x22.. and word ^ 0x5C..).
             let control = (word &- ones &* 0x20) & ~word
             let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
             let special = (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | word) & highs
-            if special != 0 {
-                position += special.trailingZeroBitCount / 8
-                return
-            }
-            position += 8
+            if special != 0 { return index + special.trailingZeroBitCount / 8 }
+            index += 8
         }
+        return index
     }
 
     private mutating func scanEscape() throws(PinListError) {

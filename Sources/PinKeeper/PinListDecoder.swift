@@ -173,12 +173,13 @@ struct PinListDecoder {
         guard fingerprintsError == nil else { return }
         // Built only for a message: an interpolated string per entry would cost an allocation.
         func at(_ member: String) -> String { "fingerprints[\(index)].\(member)" }
-        guard let name = Self.required(name, &fingerprintsError, at("name"), "a string"),
+        // The fields are consumed: their strings move into the pin instead of being copied.
+        guard let name = Self.required(consume name, &fingerprintsError, at("name"), "a string"),
             let digest = Self.required(fingerprint, &fingerprintsError, at("fingerprint"), "a string"),
             let expires = Self.required(expires, &fingerprintsError, at("expires"), "an integer"),
             let depth = Self.optional(depth, &fingerprintsError, at("depth"), "an integer"),
-            let signature = Self.optional(signature, &fingerprintsError, at("signature"), "a string"),
-            let key = Self.optional(key, &fingerprintsError, at("key"), "a string")
+            let signature = Self.optional(consume signature, &fingerprintsError, at("signature"), "a string"),
+            let key = Self.optional(consume key, &fingerprintsError, at("key"), "a string")
         else { return }
         guard let digest else {
             return Self.note(&entryValueError, "\(at("fingerprint")) is not the base64 of a 32-byte SHA-256 digest")
@@ -318,8 +319,12 @@ struct PinListDecoder {
     private mutating func string(depth: Int, reusing repeated: Repeated) throws(PinListError) -> Field<String> {
         let kind = try scanner.peekKind()
         guard kind == .string else { return try other(kind, depth: depth) }
-        let last = repeated == .name ? lastName : lastKey
-        if scanner.skipRepeatedToken(last.token) { return .value(last.value) }
+        // Each branch reads its own field: a copy of the whole LastString would retain its value.
+        if repeated == .name {
+            if scanner.skipRepeatedToken(lastName.token) { return .value(lastName.value) }
+        } else if scanner.skipRepeatedToken(lastKey.token) {
+            return .value(lastKey.value)
+        }
         let start = scanner.position
         let value = try scanner.readString()
         let read = LastString(token: start..<scanner.position, value: value)
@@ -380,24 +385,27 @@ struct PinListDecoder {
 
     /// The value of a member that must be there, or nil after noting why it is not usable.
     private static func required<Value>(
-        _ field: Field<Value>, _ error: inout String?,
+        _ field: consuming Field<Value>, _ error: inout String?,
         _ path: @autoclosure () -> String, _ expected: String
     ) -> Value? {
-        if case .value(let value) = field { return value }
-        note(&error, problem(field, path(), expected).reason)
-        return nil
+        switch consume field {
+        case .value(let value): return value
+        case let other:
+            note(&error, problem(other, path(), expected).reason)
+            return nil
+        }
     }
 
     /// `.some(nil)` for a member that is absent or null, nil after noting why it is not usable.
     private static func optional<Value>(
-        _ field: Field<Value>, _ error: inout String?,
+        _ field: consuming Field<Value>, _ error: inout String?,
         _ path: @autoclosure () -> String, _ expected: String
     ) -> Value?? {
-        switch field {
+        switch consume field {
         case .value(let value): return .some(value)
         case .missing, .null: return .some(nil)
-        default:
-            note(&error, problem(field, path(), expected).reason)
+        case let other:
+            note(&error, problem(other, path(), expected).reason)
             return nil
         }
     }

@@ -160,6 +160,17 @@ struct JSONScanner {
         try withStringBytes { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The digest of the string at `position` when it is 44 base64 characters as written, and
+    /// moves past it; else nil, without moving. Such a string holds no quote, escape, control or
+    /// non-ASCII byte, so it needs none of `scanString`'s checks; any other goes through them.
+    mutating func readPlainDigest() -> SHA256Digest? {
+        guard bytes.count - position >= 46, bytes[position + 45] == UInt8(ascii: "\""),
+            let digest = Base64Digest.decode(UnsafeRawBufferPointer(rebasing: bytes[position + 1..<position + 45]))
+        else { return nil }
+        position += 46
+        return digest
+    }
+
     /// Reads `true`, `false` or `null` (nil).
     mutating func readLiteral() throws(PinListError) -> Bool? {
         func matches(_ word: StaticString) -> Bool {

@@ -8,6 +8,8 @@ enum NameBytes {
     static func compare(_ a: String, _ b: String) -> Int {
         let order = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in
+                // One storage (a name the decoder shared between entries): equal without reading it.
+                if x.baseAddress == y.baseAddress && x.count == y.count { return 0 }
                 let common = min(x.count, y.count)
                 let order = common == 0 ? 0 : Int(memcmp(x.baseAddress!, y.baseAddress!, common))
                 return order != 0 ? order : x.count - y.count

@@ -353,6 +353,7 @@ struct PinListDecoder {
     private mutating func digest() throws(PinListError) -> Field<SHA256Digest?> {
         let kind = try scanner.peekKind()
         guard kind == .string else { return try other(kind, depth: 3) }
+        if let digest = scanner.readPlainDigest() { return .value(digest) }
         return .value(try scanner.withStringBytes(Base64Digest.decode))
     }
 

@@ -25,13 +25,13 @@ public struct SHA256Digest: Hashable, Comparable, Sendable {
     /// The 32 bytes.
     public var bytes: [UInt8] {
         [UInt8](unsafeUninitializedCapacity: Self.byteCount) { buffer, count in
-            withUnsafeBytes { buffer.baseAddress!.initialize(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: Self.byteCount) }
+            withUnsafeBytes { UnsafeMutableRawBufferPointer(buffer).copyMemory(from: $0) }
             count = Self.byteCount
         }
     }
 
-    /// Lets `body` see the 32 bytes in order, without an array.
-    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    /// Lets `body` see the 32 bytes in order, without an array (`bytes` allocates one).
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         var words = (high.bigEndian, upper.bigEndian, lower.bigEndian, low.bigEndian)
         return try Swift.withUnsafeBytes(of: &words, body)
     }

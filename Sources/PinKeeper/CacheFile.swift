@@ -45,6 +45,19 @@ public struct CacheFile: Sendable, Equatable {
     /// fewer certificates trusted.
     public init(json data: Data) throws(PinListError) {
         var (list, metadata) = try PinList.decode(data, withMetadata: true)
+        let checked = try Self.check(&list, metadata)
+        self.init(list: list, metadata: checked)
+    }
+
+    /// The same over the bytes a reader read.
+    init(json bytes: [UInt8]) throws(PinListError) {
+        var (list, metadata) = try PinList.decode(bytes, withMetadata: true)
+        let checked = try Self.check(&list, metadata)
+        self.init(list: list, metadata: checked)
+    }
+
+    /// The metadata a cache file must have; a static file's list narrowed to its signed part.
+    private static func check(_ list: inout PinList, _ metadata: Metadata?) throws(PinListError) -> Metadata {
         guard let metadata else {
             throw PinListError(.missingMetadata, reason: "the \"pinkeeper\" metadata object is missing")
         }
@@ -55,7 +68,7 @@ public struct CacheFile: Sendable, Equatable {
             list.domainsConfig = nil
             list.pins.removeAll { $0.depth != 0 }
         }
-        self.init(list: list, metadata: metadata)
+        return metadata
     }
 
     /// The exact bytes pinkeeper publishes: entries in `Pin.publishedOrder`, one per line,
@@ -70,7 +83,7 @@ public struct CacheFile: Sendable, Equatable {
         // growing a buffer this size by doubling would hold both copies at once.
         out.reserveCapacity(
             list.pins.reduce(512) { size, pin in
-                size + 128 + pin.name.utf8.count + (pin.fingerprint.count + 2) / 3 * 4 + (pin.signature?.utf8.count ?? 0)
+                size + 128 + pin.name.utf8.count + 44 + (pin.signature?.utf8.count ?? 0)
                     + (pin.key?.utf8.count ?? 0)
             })
         Self.encode(list.pins, list.domainsConfig, metadata, into: &out, pieceSize: .max) { _ in }
@@ -139,7 +152,7 @@ public struct CacheFile: Sendable, Equatable {
             empty = false
             putString(pin.name)
             put(", \"fingerprint\": \"")
-            Base64Digest.encode(pin.fingerprint, into: &out)
+            Base64Digest.encode(pin.digest, into: &out)
             put("\", \"expires\": ")
             putInteger(pin.expires)
             if pin.depth != 0 {

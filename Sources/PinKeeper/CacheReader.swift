@@ -170,13 +170,13 @@ public final class CacheReader: Sendable {
             throw CacheReaderError(.missing, path, "does not exist")
         }
         do {
-            return try PinList(json: data).pins
+            return try PinList.decode(data, withMetadata: false).list.pins
         } catch {
             throw CacheReaderError(.init(error.code), path, "is not a Wultra fingerprint list: \(error.reason)")
         }
     }
 
-    fileprivate static func parse(_ data: Data, path: String, store: String?) throws(CacheReaderError) -> CacheFile {
+    fileprivate static func parse(_ data: [UInt8], path: String, store: String?) throws(CacheReaderError) -> CacheFile {
         let cache: CacheFile
         do {
             cache = try CacheFile(json: data)
@@ -192,7 +192,7 @@ public final class CacheReader: Sendable {
     /// The whole file and the identity of what was read (from the open descriptor, so a
     /// replacement racing with the read is noticed at the next question). nil when missing.
     /// O_NONBLOCK: a FIFO planted at the path is refused at once instead of waiting for a writer.
-    fileprivate static func readFile(_ path: String, followingSymlink: Bool) throws(CacheReaderError) -> (Data, FileIdentity)? {
+    fileprivate static func readFile(_ path: String, followingSymlink: Bool) throws(CacheReaderError) -> ([UInt8], FileIdentity)? {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingSymlink ? 0 : O_NOFOLLOW))
         guard fd >= 0 else {
             let code = errno
@@ -212,23 +212,43 @@ public final class CacheReader: Sendable {
         guard info.st_size <= maximumFileSize else {
             throw CacheReaderError(.tooLarge, path, "is larger than \(maximumFileSize) bytes")
         }
-        var data = Data()
-        data.reserveCapacity(Int(info.st_size))
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else {
-                let code = errno
-                throw CacheReaderError(.ioError(errno: code), path, "cannot be read: \(String(cString: strerror(code)))")
-            }
-            if n == 0 { break }
-            data.append(contentsOf: buffer[0..<n])
-            guard data.count <= maximumFileSize else {
-                throw CacheReaderError(.tooLarge, path, "is larger than \(maximumFileSize) bytes")
+        // Straight into an array of the size fstat gave, one byte more to see whether the file
+        // grew since (edited in place); only then is the rest read piece by piece.
+        var failure: Int32 = 0
+        let size = Int(info.st_size)
+        var data = [UInt8](unsafeUninitializedCapacity: size + 1) { buffer, count in
+            count = 0
+            failure = readFully(fd, into: UnsafeMutableRawBufferPointer(buffer), count: &count)
+        }
+        if failure == 0 && data.count > size {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while failure == 0 && data.count <= maximumFileSize {
+                var count = 0
+                failure = buffer.withUnsafeMutableBytes { readFully(fd, into: $0, count: &count) }
+                if count == 0 { break }
+                data.append(contentsOf: buffer[0..<count])
             }
         }
+        guard failure == 0 else {
+            throw CacheReaderError(.ioError(errno: failure), path, "cannot be read: \(String(cString: strerror(failure)))")
+        }
+        guard data.count <= maximumFileSize else {
+            throw CacheReaderError(.tooLarge, path, "is larger than \(maximumFileSize) bytes")
+        }
         return (data, FileIdentity(info))
+    }
+
+    /// Reads until `buffer` is full or the file ends; `count` is what was read. The errno of a
+    /// failed read, else 0.
+    private static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, count: inout Int) -> Int32 {
+        while count < buffer.count {
+            let n = Glibc.read(fd, buffer.baseAddress! + count, buffer.count - count)
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { return errno }
+            if n == 0 { break }
+            count += n
+        }
+        return 0
     }
 
     /// A cache file is a few hundred bytes per pin; anything this large is not one.
@@ -253,7 +273,7 @@ private struct Loaded: Sendable {
     var identity: FileIdentity.Observed?
     var cache: CacheFile?
     /// Cached pins then fallback pins, per name, in that order.
-    var byName: [PinName: [Pin]]
+    var byName: PinIndex
     var problem: CacheReaderError?
 
     static func initial(fallback: [Pin]) -> Loaded {
@@ -293,17 +313,16 @@ private struct Loaded: Sendable {
         }
     }
 
-    private static func index(cache: CacheFile?, fallback: [Pin]) -> [PinName: [Pin]] {
-        var byName: [PinName: [Pin]] = [:]
-        for pin in (cache?.list.pins ?? []) + fallback { byName[PinName(pin.name), default: []].append(pin) }
-        return byName
+    private static func index(cache: CacheFile?, fallback: [Pin]) -> PinIndex {
+        PinIndex(cached: cache?.list.pins ?? [], fallback: fallback)
     }
 
     /// Only the pins for the peer's names take part: `PinValidator` answers `empty` both for an
     /// empty store and for one without a live pin for the names, so the smaller list gives the
     /// same answer.
     func validator(for names: PeerNames, expected: [String]?) -> PinValidator {
-        let pins = names.keys.flatMap { byName[$0] ?? [] }
+        var pins: [Pin] = []
+        for key in names.keys { byName.forEachPin(named: key) { pins.append($0) } }
         return PinValidator(pins: pins, expectedCommonNames: expected, domainsConfig: cache?.list.domainsConfig)
     }
 }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// A strict RFC 8259 reader over the bytes of one document, for `PinListDecoder`.
 ///
 /// Strict where Foundation's `JSONDecoder` is lenient, also inside members nobody reads: UTF-8
@@ -38,6 +40,9 @@ struct JSONScanner {
     }
 
     var atEnd: Bool { position == bytes.count }
+
+    /// The bytes after `position`.
+    var remaining: Int { bytes.count - position }
 
     /// The kind of the value that starts at the next non-whitespace byte (which is not consumed).
     mutating func peekKind() throws(PinListError) -> Kind {
@@ -114,12 +119,31 @@ struct JSONScanner {
         skipWhitespace()
         guard position < bytes.count else { throw syntaxError("unexpected end, a member name was expected") }
         guard bytes[position] == UInt8(ascii: "\"") else { throw unexpectedByte() }
-        let key = try withStringBytes(identify)
+        // A member name is almost always plain ASCII: its closing quote is then the first byte
+        // the word scan stops at, and nothing in it needs `scanString`'s checks.
+        let key: Key
+        let end = plainASCIIEnd(from: position + 1)
+        if end < bytes.count && bytes[end] == UInt8(ascii: "\"") {
+            key = identify(UnsafeRawBufferPointer(rebasing: bytes[position + 1..<end]))
+            position = end + 1
+        } else {
+            key = try withStringBytes(identify)
+        }
         skipWhitespace()
         guard position < bytes.count else { throw syntaxError("unexpected end, ':' was expected") }
         guard bytes[position] == UInt8(ascii: ":") else { throw unexpectedByte() }
         position += 1
         return key
+    }
+
+    /// Moves past the value at `position` when its bytes repeat those of `token`, a value read
+    /// before (its checks then passed already): a token's bytes alone decide where it ends.
+    mutating func skipRepeatedToken(_ token: Range<Int>) -> Bool {
+        guard !token.isEmpty, bytes.count - position >= token.count,
+            memcmp(bytes.baseAddress! + position, bytes.baseAddress! + token.lowerBound, token.count) == 0
+        else { return false }
+        position += token.count
+        return true
     }
 
     // MARK: Scalars
@@ -134,6 +158,17 @@ struct JSONScanner {
 
     mutating func readString() throws(PinListError) -> String {
         try withStringBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The digest of the string at `position` when it is 44 base64 characters as written, and
+    /// moves past it; else nil, without moving. Such a string holds no quote, escape, control or
+    /// non-ASCII byte, so it needs none of `scanString`'s checks; any other goes through them.
+    mutating func readPlainDigest() -> SHA256Digest? {
+        guard bytes.count - position >= 46, bytes[position + 45] == UInt8(ascii: "\""),
+            let digest = Base64Digest.decode(UnsafeRawBufferPointer(rebasing: bytes[position + 1..<position + 45]))
+        else { return nil }
+        position += 46
+        return digest
     }
 
     /// Reads `true`, `false` or `null` (nil).
@@ -275,20 +310,25 @@ struct JSONScanner {
     /// Moves past printable ASCII other than `"` and `\`, eight bytes at a time: most of a
     /// list's bytes are inside names, fingerprints and signatures.
     private mutating func skipPlainASCII() {
+        position = plainASCIIEnd(from: position)
+    }
+
+    /// The first byte from `start` on that is not printable ASCII other than `"` and `\`, found
+    /// eight bytes at a time; where fewer than eight remain, the first of those.
+    private func plainASCIIEnd(from start: Int) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        while bytes.count - position >= 8 {
-            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+        var index = start
+        while bytes.count - index >= 8 {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
             // A byte's high bit is set where it is < 0x20, `"`, `\` or not ASCII (the usual
             // "has a zero byte" test on word - 0x20.., word ^ 0x22.. and word ^ 0x5C..).
             let control = (word &- ones &* 0x20) & ~word
             let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
             let special = (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | word) & highs
-            if special != 0 {
-                position += special.trailingZeroBitCount / 8
-                return
-            }
-            position += 8
+            if special != 0 { return index + special.trailingZeroBitCount / 8 }
+            index += 8
         }
+        return index
     }
 
     private mutating func scanEscape() throws(PinListError) {

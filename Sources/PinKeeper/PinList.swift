@@ -39,6 +39,14 @@ public struct PinList: Sendable, Equatable {
         return try result.get()
     }
 
+    /// The same over bytes a reader holds already (not copied into `Data` first).
+    static func decode(_ bytes: [UInt8], withMetadata: Bool) throws(PinListError) -> (list: PinList, metadata: CacheFile.Metadata?) {
+        let result = bytes.withUnsafeBytes { bytes in
+            Result { () throws(PinListError) in try PinListDecoder.decode(bytes, readsCacheFields: withMetadata) }
+        }
+        return try result.get()
+    }
+
     /// For `DomainsConfig`'s `Decodable` conformance, which reads its `key` only when a decoder
     /// sets this (lists and cache files are read by `PinListDecoder`, which has its own flag).
     private static let cacheFields = CodingUserInfoKey(rawValue: "pinkeeper.readsCacheFields")!

@@ -25,6 +25,16 @@ struct PinListDecoder {
     /// A fingerprint that is not base64 or a negative depth: checked after all the types.
     private var entryValueError: String?
 
+    /// The previous entry's name and key. Entries of one name follow each other and a file has
+    /// few keys, so an entry that repeats them shares their storage instead of allocating its own.
+    private var lastName = LastString(), lastKey = LastString()
+
+    /// A string value and where its token (quotes included) lies in the document.
+    private struct LastString {
+        var token = 0..<0
+        var value = ""
+    }
+
     private init(_ bytes: UnsafeRawBufferPointer, readsCacheFields: Bool, each: ((Pin) -> Void)?) {
         scanner = JSONScanner(bytes)
         self.readsCacheFields = readsCacheFields
@@ -125,11 +135,19 @@ struct PinListDecoder {
         let kind = try scanner.peekKind()
         guard kind == .array else { return try other(kind, depth: 1) }
         var pins: [Pin] = []
+        let start = scanner.position
         if try scanner.beginArray() {
             var index = 0
             repeat {
                 try entry(index, into: &pins)
                 index += 1
+                // Once the first entries show their size, room for as many more as the rest of
+                // the document could hold: growing by doubling would copy 100,000 pins and touch
+                // twice their memory. Any shortfall grows as usual. An entry that makes a pin
+                // takes 64 bytes at least, which bounds the guess whatever the first ones were.
+                if index == 64 {
+                    pins.reserveCapacity(index + scanner.remaining / max(64, (scanner.position - start) / index))
+                }
             } while try scanner.nextElement()
         }
         return .value(pins)
@@ -142,17 +160,17 @@ struct PinListDecoder {
             _ = Self.required(field, &fingerprintsError, "fingerprints[\(index)]", "an object")
             return
         }
-        var name: Field<String> = .missing, fingerprint: Field<[UInt8]?> = .missing, expires: Field<Int64> = .missing
+        var name: Field<String> = .missing, fingerprint: Field<SHA256Digest?> = .missing, expires: Field<Int64> = .missing
         var depth: Field<Int64> = .missing, signature: Field<String> = .missing, key: Field<String> = .missing
         if try scanner.beginObject() {
             repeat {
                 switch try scanner.readKey(Key.identify) {
-                case .name: try member(&name, in: 3) { (d) throws(PinListError) in try d.string(depth: 3) }
+                case .name: try member(&name, in: 3) { (d) throws(PinListError) in try d.string(depth: 3, reusing: .name) }
                 case .fingerprint: try member(&fingerprint, in: 3) { (d) throws(PinListError) in try d.digest() }
                 case .expires: try member(&expires, in: 3) { (d) throws(PinListError) in try d.integer(depth: 3) }
                 case .depth: try member(&depth, in: 3) { (d) throws(PinListError) in try d.integer(depth: 3) }
                 case .signature: try member(&signature, in: 3) { (d) throws(PinListError) in try d.string(depth: 3) }
-                case .key where readsCacheFields: try member(&key, in: 3) { (d) throws(PinListError) in try d.string(depth: 3) }
+                case .key where readsCacheFields: try member(&key, in: 3) { (d) throws(PinListError) in try d.string(depth: 3, reusing: .key) }
                 default: try scanner.skipValue(depth: 3)
                 }
             } while try scanner.nextMember()
@@ -161,18 +179,19 @@ struct PinListDecoder {
         guard fingerprintsError == nil else { return }
         // Built only for a message: an interpolated string per entry would cost an allocation.
         func at(_ member: String) -> String { "fingerprints[\(index)].\(member)" }
-        guard let name = Self.required(name, &fingerprintsError, at("name"), "a string"),
+        // The fields are consumed: their strings move into the pin instead of being copied.
+        guard let name = Self.required(consume name, &fingerprintsError, at("name"), "a string"),
             let digest = Self.required(fingerprint, &fingerprintsError, at("fingerprint"), "a string"),
             let expires = Self.required(expires, &fingerprintsError, at("expires"), "an integer"),
             let depth = Self.optional(depth, &fingerprintsError, at("depth"), "an integer"),
-            let signature = Self.optional(signature, &fingerprintsError, at("signature"), "a string"),
-            let key = Self.optional(key, &fingerprintsError, at("key"), "a string")
+            let signature = Self.optional(consume signature, &fingerprintsError, at("signature"), "a string"),
+            let key = Self.optional(consume key, &fingerprintsError, at("key"), "a string")
         else { return }
         guard let digest else {
             return Self.note(&entryValueError, "\(at("fingerprint")) is not the base64 of a 32-byte SHA-256 digest")
         }
         guard (depth ?? 0) >= 0 else { return Self.note(&entryValueError, "\(at("depth")) is negative") }
-        let pin = Pin(name: name, fingerprint: digest, expires: expires, depth: Int(depth ?? 0), signature: signature, key: key)
+        let pin = Pin(name: name, digest: digest, expires: expires, depth: Int(depth ?? 0), signature: signature, key: key)
         if let each { each(pin) } else { pins.append(pin) }
     }
 
@@ -300,6 +319,26 @@ struct PinListDecoder {
         return kind == .string ? .value(try scanner.readString()) : try other(kind, depth: depth)
     }
 
+    private enum Repeated { case name, key }
+
+    /// A string, which is the previous entry's name or key again when its token repeats the
+    /// previous one's bytes (the same token is the same valid string).
+    private mutating func string(depth: Int, reusing repeated: Repeated) throws(PinListError) -> Field<String> {
+        let kind = try scanner.peekKind()
+        guard kind == .string else { return try other(kind, depth: depth) }
+        // Each branch reads its own field: a copy of the whole LastString would retain its value.
+        if repeated == .name {
+            if scanner.skipRepeatedToken(lastName.token) { return .value(lastName.value) }
+        } else if scanner.skipRepeatedToken(lastKey.token) {
+            return .value(lastKey.value)
+        }
+        let start = scanner.position
+        let value = try scanner.readString()
+        let read = LastString(token: start..<scanner.position, value: value)
+        if repeated == .name { lastName = read } else { lastKey = read }
+        return .value(value)
+    }
+
     private mutating func integer(depth: Int) throws(PinListError) -> Field<Int64> {
         let kind = try scanner.peekKind()
         guard kind == .number else { return try other(kind, depth: depth) }
@@ -318,9 +357,10 @@ struct PinListDecoder {
     }
 
     /// A fingerprint's 32 bytes, `.value(nil)` for a string that is not their base64.
-    private mutating func digest() throws(PinListError) -> Field<[UInt8]?> {
+    private mutating func digest() throws(PinListError) -> Field<SHA256Digest?> {
         let kind = try scanner.peekKind()
         guard kind == .string else { return try other(kind, depth: 3) }
+        if let digest = scanner.readPlainDigest() { return .value(digest) }
         return .value(try scanner.withStringBytes(Base64Digest.decode))
     }
 
@@ -353,24 +393,27 @@ struct PinListDecoder {
 
     /// The value of a member that must be there, or nil after noting why it is not usable.
     private static func required<Value>(
-        _ field: Field<Value>, _ error: inout String?,
+        _ field: consuming Field<Value>, _ error: inout String?,
         _ path: @autoclosure () -> String, _ expected: String
     ) -> Value? {
-        if case .value(let value) = field { return value }
-        note(&error, problem(field, path(), expected).reason)
-        return nil
+        switch consume field {
+        case .value(let value): return value
+        case let other:
+            note(&error, problem(other, path(), expected).reason)
+            return nil
+        }
     }
 
     /// `.some(nil)` for a member that is absent or null, nil after noting why it is not usable.
     private static func optional<Value>(
-        _ field: Field<Value>, _ error: inout String?,
+        _ field: consuming Field<Value>, _ error: inout String?,
         _ path: @autoclosure () -> String, _ expected: String
     ) -> Value?? {
-        switch field {
+        switch consume field {
         case .value(let value): return .some(value)
         case .missing, .null: return .some(nil)
-        default:
-            note(&error, problem(field, path(), expected).reason)
+        case let other:
+            note(&error, problem(other, path(), expected).reason)
             return nil
         }
     }

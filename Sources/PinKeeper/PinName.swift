@@ -7,7 +7,7 @@
 /// U+212A into "k" and makes the dotless "ı" an upper-case "I": DNS folds ASCII letters only.
 public struct PinName: Hashable, Sendable, CustomStringConvertible {
     /// UTF-8 is a one-to-one encoding of scalars: equal bytes, equal scalar sequences.
-    private let folded: [UInt8]
+    let folded: [UInt8]
 
     public init(_ name: String) {
         folded = name.utf8.map(Self.fold)
@@ -26,7 +26,7 @@ public struct PinName: Hashable, Sendable, CustomStringConvertible {
     public var description: String { String(decoding: folded, as: UTF8.self) }
 
     /// ASCII upper-case letters only; every byte of a multi-byte scalar is ≥ 0x80 and unchanged.
-    private static func fold(_ byte: UInt8) -> UInt8 {
+    static func fold(_ byte: UInt8) -> UInt8 {
         byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
     }
 }

@@ -22,8 +22,9 @@ public struct PinValidator: Sendable {
 
     /// Checks one certificate fingerprint (raw SHA-256 of its DER) at `depth` of the verified chain.
     public func validate(_ names: PeerNames, fingerprint: [UInt8], depth: Int = 0, now: Int64) -> Verdict {
-        decide(names, now: now) { pin in
-            pin.depth == depth ? pin.fingerprint == fingerprint : nil
+        let digest = SHA256Digest(fingerprint)  // nil (not 32 bytes) matches no pin
+        return decide(names, now: now) { pin in
+            pin.depth == depth ? pin.digest == digest : nil
         }
     }
 
@@ -33,9 +34,9 @@ public struct PinValidator: Sendable {
     /// a pinned one, which path building ignores. Each pin is compared with the certificate at
     /// its `depth`; pins deeper than the chain are skipped.
     public func validate(_ names: PeerNames, verifiedChain: [[UInt8]], now: Int64) -> Verdict {
-        let digests = verifiedChain.map(SHA256.digest)
+        let digests = verifiedChain.map { SHA256Digest(SHA256.digest($0)) }
         return decide(names, now: now) { pin in
-            pin.depth < digests.count ? digests[pin.depth] == pin.fingerprint : nil
+            pin.depth < digests.count ? digests[pin.depth] == pin.digest : nil
         }
     }
 

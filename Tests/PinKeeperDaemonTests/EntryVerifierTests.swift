@@ -7,14 +7,15 @@ import Testing
 /// `EVP_DigestVerify` per entry did (PROTOCOL.md §4.2: `name&base64(fingerprint)&expires`).
 @Suite("Entry verification with reused OpenSSL contexts")
 struct EntryVerifierTests {
-    @Test("the signed bytes are SignatureVerifier.signedString, whatever the fingerprint's length and the name")
+    @Test("the signed bytes are SignatureVerifier.signedString, whatever the fingerprint's bytes and the name")
     func signedBytes() throws {
         var verifier = EntryVerifier(keys: [try Vectors.keyB()])
-        for (name, length, expires) in [
+        // A pin's fingerprint is always 32 bytes (`SHA256Digest`); the seed varies them.
+        for (name, seed, expires) in [
             ("a.example", 0, Int64(0)), ("b.example", 1, 1), ("c.example", 2, -5), ("d.example", 3, 4_102_444_800),
             ("e.example", 4, Int64.max), ("bücher.example", 32, Int64.min), ("", 5, 7), ("x&y.example", 31, 12),
         ] {
-            let pin = Pin(name: name, fingerprint: (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) }, expires: expires)
+            let pin = Pin(name: name, fingerprint: (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250 &+ seed) }, expires: expires)
             verifier.writeSignedString(pin)
             #expect(verifier.message == Array(SignatureVerifier.signedString(for: pin).utf8), "\(name)")
         }

@@ -36,7 +36,7 @@ struct NameGroupingTests {
         for round in 0..<50 {
             let pins = (0..<(round * 7 % 60)).map { i in
                 Pin(
-                    name: spellings[Int(random.next() % UInt64(spellings.count))], fingerprint: [UInt8(i)],
+                    name: spellings[Int(random.next() % UInt64(spellings.count))], fingerprint: [UInt8](repeating: UInt8(i), count: 32),
                     expires: Int64(random.next() % 5))
             }
             var expected: [PinName: Int] = [:]

@@ -12,9 +12,7 @@ struct CacheFileEncodingTests {
         let extremes: [Int64] = [0, -1, 1, 9, 10, .max, .min, -9_223_372_036_854_775_807, 4_102_444_800]
         var pins: [Pin] = []
         for index in 0..<300 {
-            // Any length: Pin does not insist on 32 bytes, and padding depends on the length mod 3.
-            let length = index < 40 ? index : 32
-            let digest = (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            let digest = (0..<32).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             let expires = index < extremes.count ? extremes[index] : Int64(bitPattern: random.next())
             let depth = index % 7 == 0 ? Int(truncatingIfNeeded: Int64(bitPattern: random.next())) : index % 3
             pins.append(Pin(name: "n\(index)", fingerprint: digest, expires: expires, depth: depth))

@@ -49,17 +49,22 @@ struct CachedPins {
 
     private mutating func reconcileStatic(_ keys: [PublicKey], configured: Set<String>) {
         var pins = file.list.pins
-        ignoredUnsignedFields = file.list.domainsConfig != nil || pins.contains { $0.depth != 0 }
+        let deep = pins.contains { $0.depth != 0 }
+        ignoredUnsignedFields = file.list.domainsConfig != nil || deep
         file.list.domainsConfig = nil
-        pins = pins.map { pin in
-            var leaf = pin
-            leaf.depth = 0
-            return leaf
+        // The pins are copied only to change them: a file that keeps them all keeps its array,
+        // which then compares equal to the loaded one at once (100,000 copies are not free).
+        if deep {
+            pins = pins.map { pin in
+                var leaf = pin
+                leaf.depth = 0
+                return leaf
+            }
         }
         // publishedOrder is a strict total order on identities: strictly increasing means already
         // sorted and free of duplicates, as every file pinkeeper writes is. One pass of
         // comparisons then replaces hashing every identity and sorting again.
-        let ordered = zip(pins, pins.dropFirst()).allSatisfy { Pin.publishedOrder($0, $1) }
+        let ordered = Pin.inPublishedOrder(pins)
         if !ordered {
             var seen = Set<Pin.Identity>()
             pins = pins.filter { seen.insert($0.identity).inserted }
@@ -71,7 +76,7 @@ struct CachedPins {
             if let key { pins[index].key = key.id } else { keep[index] = false }
         }
         dropped = keep.filter { !$0 }.count
-        let kept = pins.indices.filter { keep[$0] }.map { pins[$0] }
+        let kept = dropped == 0 ? pins : pins.indices.filter { keep[$0] }.map { pins[$0] }
         file.list.pins = ordered ? kept : kept.sorted(by: Pin.publishedOrder)
     }
 

@@ -69,12 +69,12 @@ struct StaticEntries: Sendable {
         }
         let chunk = chunks[chunks.count - 1]!
         let start = chunk.bytes.count
-        chunk.bytes += pin.fingerprint
+        pin.digest.withUnsafeBytes { chunk.bytes += $0 }
         chunk.bytes += pin.name.utf8
         if let signature = pin.signature { chunk.bytes += signature.utf8 }
         chunk.records.append(
             Record(
-                start: UInt32(start), fingerprintCount: UInt32(pin.fingerprint.count), nameCount: UInt32(pin.name.utf8.count),
+                start: UInt32(start), fingerprintCount: UInt32(SHA256Digest.byteCount), nameCount: UInt32(pin.name.utf8.count),
                 signatureCount: pin.signature.map { Int32($0.utf8.count) } ?? -1, expires: pin.expires))
         if pin.depth != 0 { hadDepth = true }
         count += 1
@@ -105,7 +105,7 @@ struct StaticEntries: Sendable {
         with(index) { entry in
             let text = name.flatMap { withUTF8($0) { $0.elementsEqual(entry.name) } ? $0 : nil } ?? String(decoding: entry.name, as: UTF8.self)
             return Pin(
-                name: text, fingerprint: Array(entry.fingerprint), expires: entry.expires,
+                name: text, digest: SHA256Digest(Array(entry.fingerprint))!, expires: entry.expires,
                 signature: entry.signature.map { String(decoding: $0, as: UTF8.self) }, key: key)
         }
     }

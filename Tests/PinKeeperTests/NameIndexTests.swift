@@ -1,0 +1,62 @@
+import PinKeeper
+import TestSupport
+import Testing
+
+/// The reader's index of pins by name (`PinIndex`: a hash of each name's ASCII-folded bytes,
+/// chains of positions) must answer exactly as a scan of every pin with `PinName.same` does,
+/// whatever the order of the file, the case and length of the names and their collisions.
+@Suite("CacheReader: the name index answers as a scan of every pin")
+struct NameIndexTests {
+    let now = Sample.now
+
+    /// Names that differ only in ASCII case (the same name), in non-ASCII case or canonical
+    /// form (other names), and in bytes past the first eight or sixty-four (the hash's words).
+    static let names: [String] = {
+        let long = String(repeating: "segment-", count: 9)  // 72 bytes
+        return [
+            "api.example.com", "API.Example.COM", "cdn.example.com", "caf\u{E9}.example", "cafe\u{301}.example",
+            "\u{212A}elvin.example", "kelvin.example", "K.example", "k.example", "", "a", "A",
+            long + "x.example", long.uppercased() + "X.EXAMPLE", long + "y.example", "\u{1F600}.example",
+        ]
+    }()
+
+    @Test("every name's pins, in any order, with fallback pins: the same verdicts as a scan", arguments: [1, 2, 3])
+    func agreesWithAScan(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        // Many more names than the table's first size, so that probing and growth take part.
+        let names = Self.names + (0..<700).map { "host\($0).example.com" }
+        var cached: [Pin] = []
+        for _ in 0..<2_000 {
+            let name = names[Int(random.next() % UInt64(names.count))]
+            cached.append(Sample.pin(name, UInt8(truncatingIfNeeded: random.next() % 50)))
+        }
+        let fallback = (0..<40).map { _ in
+            Sample.pin(names[Int(random.next() % UInt64(names.count))], UInt8(truncatingIfNeeded: 50 + random.next() % 10))
+        }
+        let fixture = CacheFixture()
+        fixture.publish(cached)  // as given: not sorted, a name's pins apart
+        let reader = try CacheReader(path: fixture.path, fallbackPins: fallback)
+        // The scan, once: each name's fingerprints (PinName is the comparison the index must keep).
+        var byName: [PinName: Set<[UInt8]>] = [:]
+        for pin in cached + fallback { byName[PinName(pin.name), default: []].insert(pin.fingerprint) }
+        // An empty host is always untrusted (nothing to decide by), so it is not asked here.
+        for host in names.filter({ !$0.isEmpty }) + ["absent.example", "HOST1.EXAMPLE.COM", "host1.example.com."] {
+            let fingerprints = byName[PinName(host)] ?? []
+            for byte in [UInt8(0), 1, 7, 49, 50, 55, 59, 99] {
+                let expected: Verdict =
+                    fingerprints.isEmpty ? .empty : fingerprints.contains(Sample.digest(byte)) ? .trusted : .untrusted
+                #expect(reader.verdict(host: host, fingerprint: Sample.digest(byte), now: now) == expected, "\(host) \(byte)")
+            }
+        }
+    }
+
+    @Test("a question's fingerprint that is not 32 bytes matches no pin")
+    func shortFingerprint() throws {
+        let fixture = CacheFixture()
+        fixture.publish([Sample.pin("api.example.com", 1)])
+        let reader = try CacheReader(path: fixture.path)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: Array(Sample.digest(1).prefix(31)), now: now) == .untrusted)
+        #expect(reader.verdict(host: "api.example.com", fingerprint: [], now: now) == .untrusted)
+        #expect(reader.verdict(host: "other.example.com", fingerprint: [], now: now) == .empty)
+    }
+}

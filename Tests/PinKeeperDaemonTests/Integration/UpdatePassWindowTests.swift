@@ -9,8 +9,8 @@ import Testing
 /// its fetch does not keep the next store's fetch waiting.
 @Suite("Update pass window")
 struct UpdatePassWindowTests {
-    /// Fails every fetch at once (only fetches are observed), except those whose URL ends in
-    /// "/held", which wait until `release()`; counts fetches in flight.
+    /// Fails every fetch at once (only fetches are observed), except, when `holdingFirst`, the
+    /// first one to start, which waits until `release()`; counts fetches in flight.
     final class ScriptedFetcher: HTTPFetching {
         private struct State {
             var started: [String] = []
@@ -19,36 +19,37 @@ struct UpdatePassWindowTests {
             var released = false
         }
         private let state = Mutex(State())
+        let holdingFirst: Bool
+        init(holdingFirst: Bool = false) { self.holdingFirst = holdingFirst }
 
         var started: [String] { state.withLock { $0.started } }
         var peak: Int { state.withLock { $0.peak } }
         func release() { state.withLock { $0.released = true } }
 
         func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse {
-            state.withLock { state in
-                state.started.append(request.url)
+            let held = state.withLock { state in
+                defer { state.started.append(request.url) }
                 state.inFlight += 1
                 state.peak = max(state.peak, state.inFlight)
+                return holdingFirst && state.started.isEmpty
             }
             defer { state.withLock { $0.inFlight -= 1 } }
-            while request.url.hasSuffix("/held") && !state.withLock({ $0.released }) {
+            while held && !state.withLock({ $0.released }) {
                 try? await Task.sleep(for: .milliseconds(10))
             }
             throw UpdateFailure(.networkError, "scripted failure")
         }
     }
 
-    static func stores(_ sandbox: Sandbox, _ paths: [String]) throws -> [StoreConfig] {
-        try paths.enumerated().map { index, path in
-            try sandbox.store("s\(index)", url: "https://127.0.0.1:1/\(index)/\(path)")
-        }
+    static func stores(_ sandbox: Sandbox, count: Int) throws -> [StoreConfig] {
+        try (0..<count).map { try sandbox.store("s\($0)", url: "https://127.0.0.1:1/\($0)") }
     }
 
-    @Test("with two transfers at once, the third store's fetch starts while the first's is still held", .timeLimit(.minutes(1)))
+    @Test("with two transfers at once, the third store's fetch starts while the first is still held", .timeLimit(.minutes(1)))
     func slidingWindow() async throws {
         let sandbox = try Sandbox()
-        let fetcher = ScriptedFetcher()
-        let stores = try Self.stores(sandbox, ["held", "quick", "quick"])
+        let fetcher = ScriptedFetcher(holdingFirst: true)
+        let stores = try Self.stores(sandbox, count: 3)
         let pass = Task { await UpdatePass.run(stores, updater: sandbox.updater(fetcher: fetcher), concurrency: 2) }
 
         // Waves of two would start the third only once the held one ended.
@@ -67,7 +68,7 @@ struct UpdatePassWindowTests {
         let disk = StalledFileSystem()
         var updater = sandbox.updater(fetcher: fetcher)
         updater.state = StateDirectory(path: sandbox.state.path, writer: AtomicWriter(fileSystem: disk))
-        let stores = try Self.stores(sandbox, ["quick", "quick"])
+        let stores = try Self.stores(sandbox, count: 2)
         let pass = Task { [updater] in await UpdatePass.run(stores, updater: updater, concurrency: 1) }
 
         // The first store's failure is being saved (its fsync hangs) while the second fetches.

@@ -4,6 +4,7 @@
 /// waits for the disk (a 1,000-store pass spent more time in fsync than on the network). The
 /// next store starts as soon as any store ends, not when a whole group has. A store for which
 /// `skip` says yes when its turn comes is not started (its report says so, as for a cancelled pass).
+/// The cache directory is listed for stale temp files once for the pass (`TempListing`).
 public enum UpdatePass {
     public static func run(
         _ stores: [StoreConfig], updater: StoreUpdater,
@@ -13,6 +14,7 @@ public enum UpdatePass {
         let transfers = max(1, concurrency)
         var updater = updater
         updater.fetcher = BoundedFetcher(fetcher: updater.fetcher, gate: AsyncSemaphore(permits: transfers))
+        updater.cache.passListing = TempListing(directory: updater.cache.path)
         return await withTaskGroup(of: (Int, StoreUpdater.Report).self) { group in
             var reports = [StoreUpdater.Report?](repeating: nil, count: stores.count)
             var next = 0

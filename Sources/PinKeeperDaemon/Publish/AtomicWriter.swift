@@ -116,9 +116,10 @@ public struct AtomicWriter: Sendable {
         }
     }
 
-    /// Removes temp files left by writers that died (crash, SIGKILL) before renaming.
-    public static func removeStaleTemps(for name: String, in directory: String) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+    /// Removes temp files left by writers that died (crash, SIGKILL) before renaming; from the
+    /// names of `listing` when given (a pass lists its cache directory once), else listing now.
+    public static func removeStaleTemps(for name: String, in directory: String, listing: TempListing? = nil) {
+        guard let names = listing?.hiddenNames ?? (try? FileManager.default.contentsOfDirectory(atPath: directory)) else { return }
         let prefix = tempPrefix(for: name)
         for entry in names where entry.hasPrefix(prefix) {
             let pidText = entry.dropFirst(prefix.count).prefix { $0 != "-" }

@@ -69,7 +69,7 @@ public struct StoreUpdater: Sendable {
                 let (found, refusal) = loadCache(store, now: now)
                 return (found, refusal, false)
             }
-            AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path)
+            cache.removeStaleTemps(for: store.id)
             let result = reconcileCache(store, now: now, holding: lock)
             return (result.cache, result.refusal, result.changed)
         }

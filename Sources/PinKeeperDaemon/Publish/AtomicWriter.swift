@@ -4,7 +4,8 @@ import PinKeeper
 
 /// Replaces a file so that readers see either the old or the new bytes, never a partial,
 /// empty or missing file: exclusive temp file in the same directory, write, fsync, chmod,
-/// rename over the target, fsync the directory.
+/// rename over the target, fsync the directory (an fsync begun after the rename, which may be
+/// shared with other writers into the directory: `DirectorySync`).
 public struct AtomicWriter: Sendable {
     public var fileSystem: FileSystem
     /// Write permission bits that make a directory unacceptable: by default group and others,
@@ -51,7 +52,9 @@ public struct AtomicWriter: Sendable {
         }
         guard fileSystem.rename(dir, temp, name) == 0 else { throw FileError("cannot rename into place", "\(directory)/\(name)") }
         renamed = true
-        guard fileSystem.fsync(dir) == 0 else { throw FileError("cannot fsync directory", directory) }
+        // Shared with the writers that renamed into the directory meanwhile (DirectorySync).
+        let synced = DirectorySync.shared.sync(dir, directory: directory, fileSystem: fileSystem)
+        guard synced == 0 else { throw FileError("cannot fsync directory", directory, code: synced) }
         return FileIdentity(info)
     }
 

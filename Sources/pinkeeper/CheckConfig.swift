@@ -14,7 +14,7 @@ struct CheckConfig: ParsableCommand {
         print("configuration OK: \(configuration.sources.joined(separator: ", "))")
         print("cache directory: \(configuration.cacheDirectory)")
         print("state directory: \(configuration.stateDirectory)")
-        print("concurrency: \(configuration.concurrency) stores updated at once")
+        print("concurrency: \(configuration.concurrency) stores fetched at once")
         print("log format: \(configuration.logFormat.rawValue) (when stderr is not the journal)")
         print("watch configuration: \(configuration.watchConfiguration ? "yes, run reloads when these files change" : "no")")
         for store in configuration.stores {

@@ -198,6 +198,38 @@ struct RuntimeTests {
         #expect(single == 1)
     }
 
+    @Test("the semaphore hands permits over in arrival order; a cancelled waiter leaves the queue without one", .timeLimit(.minutes(1)))
+    func semaphore() async throws {
+        let gate = AsyncSemaphore(permits: 1)
+        #expect(await gate.acquire())
+        let order = Shared<[String]>([])
+        func waiter(_ name: String) -> Task<Bool, Never> {
+            Task {
+                let granted = await gate.acquire()
+                order.withLock { $0.append(granted ? name : "\(name) cancelled") }
+                return granted
+            }
+        }
+        let first = waiter("first")
+        try await Task.sleep(for: .milliseconds(100))  // queued in this order
+        let cancelled = waiter("second")
+        try await Task.sleep(for: .milliseconds(100))
+        let third = waiter("third")
+        try await Task.sleep(for: .milliseconds(100))
+        cancelled.cancel()
+        #expect(await cancelled.value == false)
+        gate.release()
+        #expect(await first.value)
+        gate.release()
+        #expect(await third.value)
+        #expect(order.withLock { $0 } == ["second cancelled", "first", "third"])
+        let late = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await gate.acquire()
+        }
+        #expect(await late.value == false, "cancelled before it asked")
+    }
+
     /// The kernel's name of the calling thread (what `top -H` shows).
     static func threadName() -> String {
         ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)

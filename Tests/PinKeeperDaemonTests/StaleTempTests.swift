@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import PinKeeperDaemon
+import Synchronization
 import TestSupport
 import Testing
 
@@ -25,5 +26,40 @@ struct StaleTempTests {
         AtomicWriter.removeStaleTemps(for: "a.json", in: dir.path)
         #expect(FileManager.default.fileExists(atPath: live.path))
         #expect(!FileManager.default.fileExists(atPath: gone.path))
+    }
+
+    /// Fails every fetch; the first one also runs `onFirstFetch`.
+    final class FirstFetchHook: HTTPFetching {
+        private let fired = Mutex(false)
+        let onFirstFetch: @Sendable () -> Void
+        init(_ onFirstFetch: @escaping @Sendable () -> Void) { self.onFirstFetch = onFirstFetch }
+        func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse {
+            let first = fired.withLock { fired in
+                defer { fired = true }
+                return !fired
+            }
+            if first { onFirstFetch() }
+            throw UpdateFailure(.networkError, "scripted failure")
+        }
+    }
+
+    @Test("a pass lists the cache directory once: a dead writer's temp that appears during the pass goes at the next pass")
+    func listedOncePerPass() async throws {
+        let sandbox = try Sandbox()
+        let deadTemp = { @Sendable (store: String) in
+            sandbox.cache.appendingPathComponent(AtomicWriter.tempPrefix(for: CacheDirectory.fileName(store: store)) + "\(Int32.max)-1")
+        }
+        try Data("x".utf8).write(to: deadTemp("s0"))
+        // At the first fetch every store in progress has had its turn at the listing; s2 starts
+        // only once s0 or s1 has ended (one transfer at a time, two stores in progress).
+        let fetcher = FirstFetchHook { try? Data("x".utf8).write(to: deadTemp("s2")) }
+        let stores = try (0..<3).map { try sandbox.store("s\($0)", url: "https://127.0.0.1:1/\($0)") }
+        let updater = sandbox.updater(fetcher: fetcher)
+
+        _ = await UpdatePass.run(stores, updater: updater, concurrency: 1)
+        #expect(!FileManager.default.fileExists(atPath: deadTemp("s0").path))
+        #expect(FileManager.default.fileExists(atPath: deadTemp("s2").path), "listed again after the pass began")
+        _ = await UpdatePass.run(stores, updater: updater, concurrency: 1)
+        #expect(!FileManager.default.fileExists(atPath: deadTemp("s2").path))
     }
 }

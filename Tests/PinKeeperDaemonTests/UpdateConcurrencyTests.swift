@@ -132,7 +132,7 @@ struct UpdateConcurrencyTests {
         }
 
         let check = ChildProcess.run(TestEnvironment.binary, ["check-config", "--config", config], timeout: 30)
-        #expect(check.stdout.contains("concurrency: 2 stores updated at once"), "\(check.stdout)")
+        #expect(check.stdout.contains("concurrency: 2 stores fetched at once"), "\(check.stdout)")
     }
 
     @Test func anOutOfRangeValueStopsUpdateWithExit78() throws {
@@ -140,7 +140,7 @@ struct UpdateConcurrencyTests {
         let config = try sandbox.writeConfig([("a", "https://127.0.0.1:1/a", "challenge")], extra: "concurrency = 0")
         let result = ChildProcess.run(TestEnvironment.binary, ["update", "--config", config], timeout: 30)
         #expect(result.status == 78)
-        #expect(result.stderr == "pinkeeper: \(config): key 'concurrency': must be an integer from 1 to 64: how many stores are updated at once\n")
+        #expect(result.stderr == "pinkeeper: \(config): key 'concurrency': must be an integer from 1 to 64: how many stores are fetched at once\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).isEmpty)
     }
 }

@@ -79,7 +79,7 @@ enum NumericKeys {
     static let concurrency = NumericKey(
         name: "concurrency", kind: .integer,
         range: Int64(Configuration.concurrencyRange.lowerBound)...Int64(Configuration.concurrencyRange.upperBound),
-        hint: ": how many stores are updated at once")
+        hint: ": how many stores are fetched at once")
 
     static let all = [
         periodicUpdateInterval, expirationUpdateThreshold, requestTimeout, maxResponseSize, retryMin, retryMax,

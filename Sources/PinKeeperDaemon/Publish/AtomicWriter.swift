@@ -4,7 +4,8 @@ import PinKeeper
 
 /// Replaces a file so that readers see either the old or the new bytes, never a partial,
 /// empty or missing file: exclusive temp file in the same directory, write, fsync, chmod,
-/// rename over the target, fsync the directory.
+/// rename over the target, fsync the directory (an fsync begun after the rename, which may be
+/// shared with other writers into the directory: `DirectorySync`).
 public struct AtomicWriter: Sendable {
     public var fileSystem: FileSystem
     /// Write permission bits that make a directory unacceptable: by default group and others,
@@ -99,7 +100,9 @@ public struct AtomicWriter: Sendable {
             try writer.checkTarget(dir, name, directory)
             guard writer.fileSystem.rename(dir, temp, name) == 0 else { throw FileError("cannot rename into place", "\(directory)/\(name)") }
             renamed = true
-            guard writer.fileSystem.fsync(dir) == 0 else { throw FileError("cannot fsync directory", directory) }
+            // Shared with the writers that renamed into the directory meanwhile (DirectorySync).
+            let synced = DirectorySync.shared.sync(dir, directory: directory, fileSystem: writer.fileSystem)
+            guard synced == 0 else { throw FileError("cannot fsync directory", directory, code: synced) }
             return FileIdentity(info)
         }
 
@@ -173,9 +176,10 @@ public struct AtomicWriter: Sendable {
         }
     }
 
-    /// Removes temp files left by writers that died (crash, SIGKILL) before renaming.
-    public static func removeStaleTemps(for name: String, in directory: String) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+    /// Removes temp files left by writers that died (crash, SIGKILL) before renaming; from the
+    /// names of `listing` when given (a pass lists its cache directory once), else listing now.
+    public static func removeStaleTemps(for name: String, in directory: String, listing: TempListing? = nil) {
+        guard let names = listing?.hiddenNames ?? (try? FileManager.default.contentsOfDirectory(atPath: directory)) else { return }
         let prefix = tempPrefix(for: name)
         for entry in names where entry.hasPrefix(prefix) {
             let pidText = entry.dropFirst(prefix.count).prefix { $0 != "-" }

@@ -8,6 +8,8 @@ public struct CacheDirectory: Sendable {
     public var writer: AtomicWriter
     /// The version of each file this process last read or wrote: an unchanged file is not parsed again.
     let memo = FileMemo<CacheFile>()
+    /// Set for the length of a pass: the directory's temp files, listed once for all its stores.
+    public var passListing: TempListing?
 
     public init(path: String, writer: AtomicWriter = AtomicWriter()) {
         self.path = path
@@ -56,6 +58,11 @@ public struct CacheDirectory: Sendable {
             if let format = Self.declaredFormat(data), format > CacheFile.formatVersion { return .newerFormat(format) }
             return .corrupt(reason: error.reason, copy: keepingCopy ? keepCopy(data, of: store) : nil)
         }
+    }
+
+    /// Removes the store's temp files that writers left when they died (under the store's lock).
+    func removeStaleTemps(for store: String) {
+        AtomicWriter.removeStaleTemps(for: fileName(for: store), in: path, listing: passListing)
     }
 
     /// Written in pieces as they are encoded: a 100,000-entry file is about 25 MB.

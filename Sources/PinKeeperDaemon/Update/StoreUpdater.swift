@@ -64,16 +64,17 @@ public struct StoreUpdater: Sendable {
         let now = clock.now()
         // File work runs on threads of its own (BlockingWork): a stalled disk must not starve the pool.
         // Without the lock nothing is written: another process may be publishing the store.
-        let (previous, refusal, reconciled) = await BlockingWork.run { () -> (CacheFile?, UpdateFailure?, Bool) in
+        // One thread reads both files (the state after the reconcile, which may save it).
+        let (previous, refusal, reconciled, saved) = await BlockingWork.run { [state] () -> (CacheFile?, UpdateFailure?, Bool, StoreState) in
             guard let lock else {
                 let (found, refusal) = loadCache(store, now: now)
-                return (found, refusal, false)
+                return (found, refusal, false, state.load(store: store.id))
             }
-            AtomicWriter.removeStaleTemps(for: cache.fileName(for: store.id), in: cache.path)
+            cache.removeStaleTemps(for: store.id)
             let result = reconcileCache(store, now: now, holding: lock)
-            return (result.cache, result.refusal, result.changed)
+            return (result.cache, result.refusal, result.changed, state.load(store: store.id))
         }
-        var memory = await BlockingWork.run { [state] in state.load(store: store.id) }
+        var memory = saved
         if reconciled { memory.forgetValidators() }  // already on disk, unless that save failed
         let validBefore = previous?.list.pins.filter { !$0.isExpired(at: now) } ?? []
         var validNow = validBefore

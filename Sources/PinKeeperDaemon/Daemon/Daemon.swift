@@ -229,7 +229,14 @@ private struct Loop {
             validPins: validPins, lastResult: state.lastResult, lastSuccess: state.lastSuccess,
             now: now, periodicUpdateInterval: store.policy.periodicUpdateInterval)
         status[store.id] = .init(store: store.id, health: health, reason: state.lastResult == .ok ? nil : state.lastResult?.rawValue)
-        return (DueTime.of(cache: cache, state: state, policy: store.policy, now: now), validPins > 0)
+        var due = DueTime.of(cache: cache, state: state, policy: store.policy, now: now)
+        // Fetched from another URL than the one configured now (changed while the daemon was
+        // stopped): fetch at once, as a reload that changed it would, not days later.
+        if let source = cache?.metadata.source, source != store.url {
+            logger.info("the store's url changed since its last update; updating it now", metadata: ["store": "\(store.id)"])
+            due = min(due, now)
+        }
+        return (due, validPins > 0)
     }
 
     // MARK: Reload

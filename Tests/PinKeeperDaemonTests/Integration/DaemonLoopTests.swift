@@ -68,6 +68,23 @@ struct DaemonLoopTests {
     }
 
     @Test(
+        "a store whose url changed while the daemon was stopped is fetched from the new url at start; an unchanged one waits",
+        .timeLimit(.minutes(2)))
+    func urlChangedWhileStopped() async throws {
+        let first = GatedFetcher(holding: [])
+        var daemon = start([try sandbox.store("a", url: server.url("a")), try sandbox.store("b", url: server.url("b"))], fetcher: first)
+        #expect(await eventually(timeout: 30) { (try? sandbox.published("b")) != nil && (try? sandbox.published("a")) != nil })
+        await daemon.stop()
+
+        let second = GatedFetcher(holding: [])
+        daemon = start([try sandbox.store("a", url: server.url("a2")), try sandbox.store("b", url: server.url("b"))], fetcher: second)
+        #expect(await eventually(timeout: 30) { (try? sandbox.published("a").metadata.source) == server.url("a2") })
+        #expect(await eventually(timeout: 30) { daemon.notifier.texts.contains("READY=1") })
+        #expect(second.requested == [server.url("a2")], "b's url did not change: it waits for its next update")
+        await daemon.stop()
+    }
+
+    @Test(
         "SIGHUPs while a reload reads its files are coalesced: the newest configuration alone is applied, with one READY=1",
         .timeLimit(.minutes(2)))
     func reloadsCoalesce() async throws {

@@ -236,6 +236,11 @@ private struct Loop {
             logger.info("the store's url changed since its last update; updating it now", metadata: ["store": "\(store.id)"])
             due = min(due, now)
         }
+        // Likewise `authoritative` turned on: the cached pins the service no longer lists go now.
+        if store.policy.authoritative && state.authoritative != true && validPins > 0 {
+            logger.info("the store became authoritative since its last update; updating it now", metadata: ["store": "\(store.id)"])
+            due = min(due, now)
+        }
         return (due, validPins > 0)
     }
 

@@ -21,6 +21,10 @@ public struct StoreState: Codable, Sendable, Equatable {
     /// `ListDigest` of the last verified list: what the pinning service served, for `status`
     /// and the metrics. Kept when validators are forgotten: it still says what was served.
     public var listDigest: String?
+    /// Whether the last successful update merged with `authoritative = true`; nil in files
+    /// written before pinkeeper recorded it. Turned on since (while the daemon was stopped), the
+    /// cached pins are not yet reduced to the service's list: the daemon updates the store at start.
+    public var authoritative: Bool?
 
     public init() {}
 

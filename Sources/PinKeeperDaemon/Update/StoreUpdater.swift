@@ -94,6 +94,7 @@ public struct StoreUpdater: Sendable {
             memory.lastResult = .ok
             memory.lastReason = nil
             memory.lastSuccess = now
+            memory.authoritative = store.policy.authoritative
             memory.consecutiveFailures = 0
             // When the file was left as it was, its nextUpdate is stale: remember the new one here.
             memory.retryAt = outcome.published ? nil : outcome.nextUpdate

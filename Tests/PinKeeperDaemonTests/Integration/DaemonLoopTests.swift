@@ -85,6 +85,28 @@ struct DaemonLoopTests {
     }
 
     @Test(
+        "authoritative turned on while the daemon was stopped: the store is updated at start, once",
+        .timeLimit(.minutes(2)))
+    func authoritativeTurnedOnWhileStopped() async throws {
+        let plain = try sandbox.store("a", url: server.url("a"))
+        let authoritative = try sandbox.store("a", url: server.url("a")) { $0.authoritative = true }
+        var daemon = start([plain], fetcher: GatedFetcher(holding: []))
+        #expect(await eventually(timeout: 30) { (try? sandbox.published("a")) != nil })
+        await daemon.stop()
+
+        for expectedFetches in [1, 0] {  // once after the change; the state then records it
+            let fetcher = GatedFetcher(holding: [])
+            daemon = start([authoritative], fetcher: fetcher)
+            #expect(await eventually(timeout: 30) { daemon.notifier.texts.contains("READY=1") })
+            let succeeded = { sandbox.log.all.filter { $0.message == "update succeeded" }.count }
+            if expectedFetches > 0 { #expect(await eventually(timeout: 30) { succeeded() == 2 }) }  // the first run's, and this one
+            #expect(await eventually(timeout: 30) { daemon.notifier.texts.contains { $0.hasPrefix("STATUS=") } })
+            await daemon.stop()
+            #expect(fetcher.requested.count == expectedFetches, "\(fetcher.requested)")
+        }
+    }
+
+    @Test(
         "SIGHUPs while a reload reads its files are coalesced: the newest configuration alone is applied, with one READY=1",
         .timeLimit(.minutes(2)))
     func reloadsCoalesce() async throws {

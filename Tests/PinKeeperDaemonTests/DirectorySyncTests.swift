@@ -11,7 +11,7 @@ import Testing
 struct DirectorySyncTests {
     /// The real disk, except that the first fsync of a directory waits until `release()`, and
     /// directory fsyncs after the first return `laterResult` (an errno, or 0 for the real fsync).
-    final class HeldDirectoryFileSystem: FileSystem {
+    final class HeldDirectoryFileSystem: PassThroughFileSystem {
         private struct State {
             var renames = 0
             /// Per file renamed into place: directory fsyncs begun before its rename.
@@ -32,11 +32,6 @@ struct DirectorySyncTests {
         var finished: Int { state.withLock { $0.finished } }
         func release() { state.withLock { $0.released = true } }
 
-        func openDirectory(_ path: String) -> Int32 { real.openDirectory(path) }
-        func createExclusive(_ directory: Int32, _ name: String, mode: mode_t) -> Int32 {
-            real.createExclusive(directory, name, mode: mode)
-        }
-        func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int { real.write(fd, bytes) }
         func rename(_ directory: Int32, _ from: String, _ to: String) -> Int32 {
             defer {
                 state.withLock { state in

@@ -23,7 +23,7 @@ struct StaticEntries: Sendable {
 
     /// Written while the list is read; read-only once full, except `keys`, which only the
     /// `EarlyVerification` it was handed to writes, and only until it has stopped.
-    final class Chunk: @unchecked Sendable {
+    final class Chunk: @unchecked Sendable {  // one writer at a time: the reader, then the verifier until it stops
         fileprivate var bytes: [UInt8] = []
         fileprivate var records: [Record] = []
         /// Per entry: the index of the key it verified under, -1 if none, -2 if not verified yet.

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// A disk whose fsync of a file hangs until `open()`: a stalled device, through the seam.
-final class StalledFileSystem: FileSystem {
+final class StalledFileSystem: PassThroughFileSystem {
     private struct State {
         var open = false
         var stalled = 0
@@ -18,13 +18,6 @@ final class StalledFileSystem: FileSystem {
     var stalled: Int { state.withLock { $0.stalled } }
     var fileFsyncs: Int { state.withLock { $0.fileFsyncs } }
     func open() { state.withLock { $0.open = true } }
-
-    func openDirectory(_ path: String) -> Int32 { real.openDirectory(path) }
-    func createExclusive(_ directory: Int32, _ name: String, mode: mode_t) -> Int32 {
-        real.createExclusive(directory, name, mode: mode)
-    }
-    func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int { real.write(fd, bytes) }
-    func rename(_ directory: Int32, _ from: String, _ to: String) -> Int32 { real.rename(directory, from, to) }
 
     func fsync(_ fd: Int32) -> Int32 {
         var info = stat()

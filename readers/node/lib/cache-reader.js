@@ -40,8 +40,23 @@ function sha256(der) {
 }
 
 /** What identifies one version of the file: device, inode, size and modification time. */
-function identityOf(info) {
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}`;
+function versionOf(info) {
+  return { dev: info.dev, ino: info.ino, size: info.size, mtimeNs: info.mtimeNs };
+}
+
+/**
+ * Whether a BigInt stat is the version `seen` (a sentinel string, 'missing' or 'failed:…', never
+ * is). Compared field by field: building a string of four BigInts at every question cost more
+ * than the rest of a verdict on Node 18.
+ */
+function isVersion(seen, info) {
+  return (
+    typeof seen === 'object' &&
+    seen.mtimeNs === info.mtimeNs &&
+    seen.ino === info.ino &&
+    seen.size === info.size &&
+    seen.dev === info.dev
+  );
 }
 
 function isSymlink(file) {
@@ -91,7 +106,7 @@ function readRegularFile(file, followSymlink) {
       if (total > MAXIMUM_FILE_SIZE) throw tooLarge();
       chunks.push(chunk.subarray(0, count));
     }
-    return { data: Buffer.concat(chunks, total), identity: identityOf(info) };
+    return { data: Buffer.concat(chunks, total), identity: versionOf(info) };
   } finally {
     fs.closeSync(fd);
   }
@@ -124,7 +139,7 @@ function readFallback(file) {
  * symlink, a FIFO…) leaves the last good pins in use, and `snapshot().problem` says why.
  */
 class CacheReader {
-  #identity; // of the version last looked at; undefined before the first look
+  #identity; // the version last looked at (versionOf), 'missing' or 'failed:…'; undefined before the first look
   #cache = null; // the version answers come from (null: no cached pins)
   #problem = null; // why the version at the path is not in use
   #byKey = new Map(); // cached pins in force, then fallback pins, by folded name
@@ -218,7 +233,8 @@ class CacheReader {
     try {
       // The link itself, never its target: a symlink at the path is a version of its own.
       const info = fs.lstatSync(this.path, { bigint: true, throwIfNoEntry: false });
-      identity = info === undefined ? 'missing' : identityOf(info);
+      if (info !== undefined && isVersion(this.#identity, info)) return;
+      identity = info === undefined ? 'missing' : versionOf(info);
     } catch (error) {
       identity = `failed:${error.code ?? error.message}`;
     }
@@ -228,7 +244,7 @@ class CacheReader {
       this.#use(null);
       return;
     }
-    if (identity.startsWith('failed:')) {
+    if (typeof identity === 'string' && identity.startsWith('failed:')) {
       this.#identity = identity;
       this.#problem = new CacheReaderError('unreadable', this.path, `cannot be examined: ${identity.slice(7)}`);
       return;

@@ -18,7 +18,8 @@
 # SCALE_ENTRIES (default "1000 10000 100000") and SCALE_RUNS (3) the sizes and runs of scale-lists;
 # PROBE_TARGETS (default "10 100 1000") and PROBE_WATCH_SECONDS (25) those of scale-probes;
 # SCALE_STORES (default "10 100 1000") and SCALE_IDLE_SECONDS (20) those of scale-stores, whose
-# pinning service is scripts/bench-server (Go, built here) rather than the Python fixture.
+# pinning service is scripts/bench-server (Go, built here) rather than the Python fixture, and
+# SCALE_STORES_DIR (default .build/bench) where its stores' directories go (another file system).
 # Takes about 5 minutes.
 # Timings are disturbed by other work on the machine: the load is printed first and last.
 set -euo pipefail
@@ -495,13 +496,21 @@ if want scale-stores; then
     start_go_server
     start_latency_proxy 0.1 "$(cat "$work/go-port")"
     slow=https://127.0.0.1:$(cat "$work/latency-port")
+    # The last run's directories are deleted here, then 31 s pass before the first create: ext4
+    # without a journal (this VM's disk) skips inodes freed in the last 30 s when it allocates
+    # one, one by one, so a pass right after deleting thousands of files was up to 35 % slower.
+    stores_dir=${SCALE_STORES_DIR:-$work}
+    if compgen -G "$stores_dir/scale-[0-9]*" >/dev/null; then
+        rm -rf "$stores_dir"/scale-[0-9]*
+        echo "  the last run's files deleted; waiting 31 s for the inode allocator"
+        sleep 31
+    fi
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
     for count in ${SCALE_STORES:-10 100 1000}; do
-        d=$work/scale-$count
+        d=$stores_dir/scale-$count
         make_stores "$d" "$slow" challenge $(for i in $(seq 0 $((count - 1))); do printf 'challenge/s%03d ' "$i"; done)
-        # A first pass starts from empty directories. The old ones are moved aside, not deleted:
-        # ext4 without a journal (this VM's disk) skips inodes freed in the last 30 s when it
-        # allocates one, one by one, so deleting 3,000 files before each pass made its creates slow.
+        # A first pass starts from empty directories; the old ones are moved aside, not deleted
+        # (the allocator, above), until the next run.
         mkdir -p "$d/old"
         aside="sh -c 'mv $d/cache $d/state \"\$(mktemp -d $d/old/XXXXXX)\" && mkdir $d/cache $d/state'"
         read -r pass_min pass_mean < <(RUNS=3 runs=3 timed "scale-$count" --prepare "$aside" -- "$pinkeeper" update --force --config "$d/pinkeeper.toml")
@@ -527,7 +536,6 @@ if want scale-stores; then
         stop_daemon_and_listener
     done
     stop_latency_proxy
-    for count in ${SCALE_STORES:-10 100 1000}; do rm -rf "$work/scale-$count/old"; done
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 if want scale-probes; then

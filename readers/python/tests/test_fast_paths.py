@@ -10,8 +10,8 @@ import string
 import pytest
 
 from pinkeeper import Pin
-from pinkeeper import pins
-from pinkeeper.pins import MAXIMUM_DEPTH, PinListError, Repeated
+from pinkeeper import pins, strict_json
+from pinkeeper.strict_json import MAXIMUM_DEPTH, PinListError, Repeated
 
 from test_conformance import file_content, load_cases
 
@@ -22,7 +22,7 @@ DIGEST = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE="
 
 def reference_pairs(pairs):
     # Grouped first, then a member given more than once becomes Repeated: written apart from
-    # pins._object_from_pairs, which it checks.
+    # strict_json._object_from_pairs, which it checks.
     grouped = {}
     for key, value in pairs:
         grouped.setdefault(key, []).append(value)
@@ -37,8 +37,8 @@ def reference_loads(data: bytes):
     except UnicodeDecodeError:
         raise PinListError("not valid JSON (invalid UTF-8)") from None
     try:
-        document = json.loads(text, object_pairs_hook=reference_pairs, parse_constant=pins._reject_constant,
-                              parse_int=pins._integer_literal)
+        document = json.loads(text, object_pairs_hook=reference_pairs, parse_constant=strict_json._reject_constant,
+                              parse_int=strict_json._integer_literal)
     except RecursionError:
         raise PinListError(f"not valid JSON (nested deeper than {MAXIMUM_DEPTH} levels)") from None
     except json.JSONDecodeError as error:
@@ -108,7 +108,15 @@ VARIANTS = {
     "x": [None, "1, \"x\": [2]", "1, \"x\": [2], \"x\": {\"z\": 3}", '"\\ud800"', '"\\udc00\\ud800"', '"\\ud83d\\ude00"', '"\\uD83D\\uDE00"',
           '"\\\\ud800"', '"\\\\\\ud800"', "NaN", "-Infinity", "1, \"\\ud800\": 1", deep(MAXIMUM_DEPTH - 3),
           deep(MAXIMUM_DEPTH - 2), "1, \"x\": " + deep(MAXIMUM_DEPTH - 2), '{"y": ' + deep(MAXIMUM_DEPTH - 4) + "}",
-          '{"y": ' + deep(MAXIMUM_DEPTH - 3) + "}", '{"\\udfff": 1}'],
+          '{"y": ' + deep(MAXIMUM_DEPTH - 3) + "}", '{"\\udfff": 1}',
+          # What the hook-free parse (strict_json._plain_document) must not take for plain: a
+          # member repeated without any escape, integer literals of 20 and 21 characters, a
+          # quote or a surrogate behind a backslash, a repeat hidden behind an escaped quote.
+          '"a", "x": "b"', '"a:b", "x": 1', '1, "x": "a", "x": "b"', '{"z": 1, "z": 2}', '[{"z": "a", "z": "a"}]',
+          "9" * 20, "9" * 21, "-" + "9" * 19, "-" + "9" * 20, "-" + "0" * 20, '"' + "9" * 30 + '"',
+          "[" + "1, " * 30 + "1]",
+          '"\\""', '"\\"", "x": "\\""', '"\\", \\"x\\": 1"', '"\\ud83d"', '"a", "\\u0078": "b"',
+          deep(MAXIMUM_DEPTH - 2) + ', "x": 1'],
 }
 
 
@@ -117,14 +125,18 @@ def entry_text(**changes) -> str:
     return "{" + ", ".join(f'"{key}": {value}' for key, value in members.items() if value is not None) + "}"
 
 
+def variant_file(key: str, value) -> bytes:
+    good = entry_text()
+    entries = f"[{good}, {entry_text(**{key: value})}, {good}]"
+    return ('{"fingerprints": ' + entries + ', "pinkeeper": {"format": 1, "store": "banking", "source": "s", '
+            '"updated": 1, "nextUpdate": 2}}').encode()
+
+
 def variant_files():
     good = entry_text()
     for key, values in VARIANTS.items():
         for value in values:
-            entries = f"[{good}, {entry_text(**{key: value})}, {good}]"
-            yield f"{key}={str(value)[:40]}", (
-                '{"fingerprints": ' + entries + ', "pinkeeper": {"format": 1, "store": "banking", "source": "s", '
-                '"updated": 1, "nextUpdate": 2}}').encode()
+            yield f"{key}={str(value)[:40]}", variant_file(key, value)
     for entries in ("[]", "[1]", "[null]", "[[]]", f"[{good}, 1]", '"x"', f"[{good}], \"fingerprints\": []"):
         yield f"fingerprints={entries[:20]}", ('{"fingerprints": ' + entries + "}").encode()
 
@@ -134,24 +146,55 @@ CORPUS = list(conformance_files()) + list(variant_files())
 
 @pytest.mark.parametrize("data", [data for _, data in CORPUS], ids=[name for name, _ in CORPUS])
 def test_fast_paths_agree_with_the_reference(data):
-    fast, reference = outcome(pins.loads_json, data), outcome(reference_loads, data)
+    fast, reference = outcome(strict_json.loads_json, data), outcome(reference_loads, data)
     assert fast == reference
     if fast[0] == "parsed":
-        document = pins.loads_json(data)
+        document = strict_json.loads_json(data)
         entries = document.get("fingerprints") if isinstance(document, dict) else None
         if isinstance(entries, list):
             # All plainly valid (the fast path's pins), or at least one entry refused.
             assert pins._plain_pins(entries) == checked_pins(entries)
 
 
+def plain_outcome(data: bytes):
+    """What the hook-free parse makes of `data`: None when it does not vouch for its result."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    document = strict_json._plain_document(data, text)
+    return None if document is strict_json._UNPROVEN else outcome(lambda _: document, data)
+
+
+@pytest.mark.parametrize("data", [data for _, data in CORPUS], ids=[name for name, _ in CORPUS])
+def test_the_plain_parse_agrees_with_the_reference_whenever_it_vouches(data):
+    plain = plain_outcome(data)
+    assert plain is None or plain == outcome(reference_loads, data)
+
+
+def test_the_plain_parse_vouches_for_plain_files_only():
+    # A file as the daemon writes it, and variants with nothing to check beyond json's own parse.
+    for key, value in (("name", None), ("x", None), ("expires", "9223372036854775807"),
+                       ("expires", "-9223372036854775808"), ("x", "9" * 20), ("x", "-" + "9" * 19),
+                       ("x", deep(MAXIMUM_DEPTH - 3))):
+        assert plain_outcome(variant_file(key, value)) is not None, (key, value)
+    # A repeated member, a long integer literal, an escape, too deep: each left to the checked parse.
+    for key, value in (("name", '"a", "name": "b"'), ("x", '"a", "x": "b"'), ("x", '1, "x": "a", "x": "b"'),
+                       ("x", '{"z": 1, "z": 2}'), ("x", '[{"z": "a", "z": "a"}]'), ("x", "9" * 21),
+                       ("x", "-" + "9" * 20), ("expires", "9" * 30), ("x", '"\\""'), ("x", '"\\ud800"'),
+                       ("x", deep(MAXIMUM_DEPTH - 2)), ("x", "1, \"x\": " + deep(MAXIMUM_DEPTH - 2))):
+        assert plain_outcome(variant_file(key, value)) is None, (key, value)
+    assert sum(plain_outcome(data) is not None for _, data in CORPUS) > len(CORPUS) // 3
+
+
 def test_the_corpus_reaches_every_outcome():
     seen = set()
     for _, data in CORPUS:
-        kind, reason = outcome(pins.loads_json, data)
+        kind, reason = outcome(strict_json.loads_json, data)
         if kind == "refused":
             seen.add(re.sub(r" at character \d+|\(.*? is not a JSON number\)", "", reason))
             continue
-        document = pins.loads_json(data)
+        document = strict_json.loads_json(data)
         entries = document.get("fingerprints") if isinstance(document, dict) else None
         if isinstance(entries, list):
             seen.add("entries valid" if pins._plain_pins(entries) is not None else "an entry refused")

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import validation
-from .pins import (INT64_MAX, INT64_MIN, DomainsConfig, Pin, PinList, PinListError, fold_name, loads_json, member,
-                   optional_member, parse_pin_list)
+from .pins import (INT64_MAX, INT64_MIN, DomainsConfig, Pin, PinList, PinListError, fold_name, member, optional_member,
+                   parse_pin_list)
+from .strict_json import loads_json
 from .validation import Verdict
 
 FORMAT_VERSION = 1

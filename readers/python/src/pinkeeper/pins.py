@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import binascii
-import json
 import re
 import string
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any, Optional
+
+from .strict_json import PinListError, Repeated
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -70,118 +71,6 @@ class PinList:
     domains_config: Optional[DomainsConfig]
 
 
-class PinListError(ValueError):
-    """Why a document is not a usable fingerprint list; the message names the field."""
-
-
-#: The deepest nesting accepted, the document's own object counting as 1 (as the Swift reader).
-MAXIMUM_DEPTH = 512
-
-
-class Repeated:
-    """Stands, in a parsed object, for a member given more than once. Readers disagree on which
-    occurrence counts (Python's json takes the last, others the first), so a member this reader
-    uses must appear once; a repeated member it does not know is skipped, as the Swift reader
-    does. Every occurrence's value is kept so that all of them are checked."""
-
-    __slots__ = ("values",)
-
-    def __init__(self, values: list):
-        self.values = values
-
-
-def _object_from_pairs(pairs: list) -> dict:
-    result = dict(pairs)
-    if len(result) == len(pairs):
-        return result  # the common case, no member repeated
-    result = {}
-    for key, value in pairs:
-        if key not in result:
-            result[key] = value
-        elif isinstance(result[key], Repeated):
-            result[key].values.append(value)
-        else:
-            result[key] = Repeated([result[key], value])
-    return result
-
-
-class _OutOfRange:
-    """An integer literal too long for 64 bits: never an integer here, and never handed to
-    int(), which refuses literals of more than 4300 digits with a ValueError."""
-
-
-def _integer_literal(text: str) -> Any:
-    # 20 characters hold every signed 64-bit integer ("-9223372036854775808").
-    return int(text) if len(text) <= 20 else _OutOfRange()
-
-
-def _reject_constant(constant: str) -> Any:
-    raise PinListError(f"not valid JSON ({constant} is not a JSON number)")
-
-
-def loads_json(data: bytes) -> Any:
-    """Strict JSON (RFC 8259), as the Swift reader reads it: UTF-8 without a byte order mark, no
-    NaN or Infinity, no lone surrogate escape, nothing after the document, at most
-    MAXIMUM_DEPTH levels; a member given twice becomes a `Repeated`. Python's json alone would
-    accept the constants and lone surrogates, and keep only a repeated member's last value."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise PinListError("not valid JSON (starts with a UTF-8 byte order mark)")
-    try:
-        text = data.decode("utf-8")  # strict: no invalid, overlong or surrogate sequences
-    except UnicodeDecodeError:
-        raise PinListError("not valid JSON (invalid UTF-8)") from None
-    try:
-        document = json.loads(text, object_pairs_hook=_object_from_pairs, parse_constant=_reject_constant,
-                              parse_int=_integer_literal)
-    except RecursionError:
-        raise PinListError(f"not valid JSON (nested deeper than {MAXIMUM_DEPTH} levels)") from None
-    except json.JSONDecodeError as error:
-        raise PinListError(f"not valid JSON ({error.msg} at character {error.pos})") from None
-    _check_depth(document)
-    # The text is strict UTF-8, so a surrogate in a parsed string can only come from an escape
-    # \uD800-\uDFFF: without one in the text (the common case) there is nothing to look for.
-    if _SURROGATE_ESCAPE.search(text):
-        _check_surrogates(document)
-    return document
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _check_depth(document: Any) -> None:
-    """Level by level: the interpreter visits each container once and its members in bulk,
-    which for thousands of small objects costs a fraction of a walk value by value."""
-    values, depth = [document], 0
-    while True:
-        containers = [value for value in values if type(value) is dict or type(value) is list]
-        if not containers:
-            return
-        depth += 1
-        if depth > MAXIMUM_DEPTH:
-            raise PinListError(f"not valid JSON (nested deeper than {MAXIMUM_DEPTH} levels)")
-        values = list(chain.from_iterable(c.values() if type(c) is dict else c for c in containers))
-        repeated = [value.values for value in values if type(value) is Repeated]
-        values.extend(chain.from_iterable(repeated))
-
-
-def _check_surrogates(document: Any) -> None:
-    """Every string, member names included, every value of a repeated member too."""
-    pending = [document]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, str):
-            if _SURROGATE.search(value):
-                raise PinListError("not valid JSON (a lone surrogate escape)")
-        elif isinstance(value, Repeated):
-            pending.extend(value.values)
-        elif isinstance(value, dict):
-            pending.extend(value)
-            pending.extend(value.values())
-        elif isinstance(value, list):
-            pending.extend(value)
-
-
 def parse_pin_list(document: Any) -> PinList:
     """A parsed JSON document as a list. Every entry needs a string `name`, a standard-base64
     `fingerprint` of 32 bytes and an integer `expires`; `depth` is an optional integer >= 0.
@@ -212,9 +101,23 @@ def _plain_pins(entries: list) -> Optional[list]:
     if entries and not (INT64_MIN <= min(expires) and max(expires) <= INT64_MAX
                         and 0 <= min(depths) and max(depths) <= INT64_MAX):
         return None
-    if not all(map(_DIGEST_BASE64.fullmatch, encoded)):
+    if not _all_digests(encoded):
         return None
     return list(map(Pin, names, map(binascii.a2b_base64, encoded), expires, depths))
+
+
+def _all_digests(encoded: list) -> bool:
+    """Whether `_DIGEST_BASE64` matches every string, checked on all of them joined instead of
+    one regular expression call each: every string 44 characters long, so a "=" at each 44th
+    place of the joined text and as many "=" in all is one "=" at the end of each and nowhere
+    else; and nothing outside the base64 alphabet (ASCII first, so that encode() cannot fail)."""
+    joined = "".join(encoded)
+    return (set(map(len, encoded)) <= {44} and joined.isascii()
+            and joined[43::44] == "=" * len(encoded) == "=" * joined.count("=")
+            and not joined.encode().translate(None, _BASE64_ALPHABET))
+
+
+_BASE64_ALPHABET = (string.ascii_letters + string.digits + "+/=").encode()
 
 
 def _types(values: list) -> set:

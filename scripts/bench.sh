@@ -496,14 +496,15 @@ if want scale-stores; then
     start_go_server
     start_latency_proxy 0.1 "$(cat "$work/go-port")"
     slow=https://127.0.0.1:$(cat "$work/latency-port")
-    # The last run's directories are deleted here, then 31 s pass before the first create: ext4
-    # without a journal (this VM's disk) skips inodes freed in the last 30 s when it allocates
-    # one, one by one, so a pass right after deleting thousands of files was up to 35 % slower.
+    # The last run's directories are deleted here, then 36 s pass before the first create: ext4
+    # without a journal (this VM's disk) skips, one by one, inodes freed in the last 30 s (35 s
+    # while their inode block is dirty) when it allocates one, so a pass right after deleting
+    # thousands of files spent seconds of system time in that scan.
     stores_dir=${SCALE_STORES_DIR:-$work}
     if compgen -G "$stores_dir/scale-[0-9]*" >/dev/null; then
         rm -rf "$stores_dir"/scale-[0-9]*
-        echo "  the last run's files deleted; waiting 31 s for the inode allocator"
-        sleep 31
+        echo "  the last run's files deleted; waiting 36 s for the inode allocator"
+        sleep 36
     fi
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
     for count in ${SCALE_STORES:-10 100 1000}; do

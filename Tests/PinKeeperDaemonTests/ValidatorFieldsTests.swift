@@ -71,6 +71,20 @@ struct ValidatorFieldsTests {
         #expect(exchange.isConditional)
     }
 
+    /// After the store's `url` changed, the old server's validators are not sent to the new one:
+    /// its 304 (a date is enough) would keep the old list under the new source.
+    @Test func noValidatorsForAnotherURL() throws {
+        var memory = StoreState()
+        memory.etag = "W/\"v1\""
+        memory.lastModified = "Sun, 06 Nov 1994 08:49:37 GMT"
+        memory.listDigest = String(repeating: "0", count: 64)
+        var moved = try Self.staticStore()
+        moved.url = "https://127.0.0.1:2/elsewhere"
+        let exchange = try ListExchange(store: moved, previous: Self.cached, memory: memory)
+        #expect(exchange.request.headers.isEmpty, "\(exchange.request.headers)")
+        #expect(!exchange.isConditional)
+    }
+
     /// Without a digest of the list a 304 stands for (an older version's state file), the request
     /// is unconditional, so that the next response is verified and its digest recorded.
     @Test func noValidatorsWithoutAListDigest() throws {

@@ -26,9 +26,10 @@ struct ListExchange {
             headers.append("\(Self.challengeHeader): \(challenge!)")
         case .static:
             // Conditional only when there is something valid to fall back on if the server says 304,
-            // and a digest of the list it stands for (a state file of an older version has none).
+            // a digest of the list it stands for (a state file of an older version has none), and
+            // that list came from this URL: another server's 304 must not republish the old list.
             // A validator that is no valid header value (an older or edited state file) is not sent.
-            if previous != nil && memory.listDigest != nil {
+            if let previous, previous.metadata.source == store.url, memory.listDigest != nil {
                 if let etag = memory.etag, ValidatorFields.isValidETag(etag) {
                     headers.append("If-None-Match: \(etag)")
                     conditional = true

@@ -42,7 +42,8 @@ struct Run: AsyncParsableCommand {
         var daemon = Daemon(
             configuration: configuration,
             reload: {
-                lastRead.withLock { $0 = ConfigSnapshot.take(configPath: path) }
+                let snapshot = ConfigSnapshot.take(configPath: path)
+                lastRead.withLock { $0 = snapshot }
                 return Result { () throws(ConfigError) in try Self.reload(path) }
             },
             makeUpdater: { makeUpdater($0, logger: logger, hooks: hooks) },

@@ -79,6 +79,7 @@ struct ConfigSnapshotTests {
         let read = ConfigSnapshot.take(configPath: path)  // the reload that turns it on reads this
         try write("pinkeeper.toml", "watch_configuration = yes\n")
         watcher.set(enabled: true, readFrom: read)
-        #expect(changes.all.first == "(changed before it was watched)")  // at once, not after the debounce
+        // Read on a thread of its own (never the daemon loop), not after the debounce.
+        #expect(changes.wait(seconds: 5).first == "(changed before it was watched)")
     }
 }

@@ -38,7 +38,9 @@ public final class ConfigWatcher: Sendable {
             return (enabled && !state.started, enabled && state.started && !state.enabled)
         }
         if start { BlockingWork.start(named: "pinkeeper-watch") { [self] in watch() } }
-        if turnedOn { reloadIfChangedSinceRead() }  // the running thread's watches are current
+        // The running thread's watches are current; the files are read off the caller's thread
+        // (the daemon loop), which a stalled disk must never hold.
+        if turnedOn { BlockingWork.start(named: "pinkeeper-watch") { [self] in reloadIfChangedSinceRead() } }
     }
 
     private var enabled: Bool { state.withLock { $0.enabled } }

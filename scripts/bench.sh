@@ -20,7 +20,8 @@
 # SCALE_STORES (default "10 100 1000") and SCALE_IDLE_SECONDS (20) those of scale-stores, whose
 # pinning service is scripts/bench-server (Go, built here) rather than the Python fixture, and
 # SCALE_STORES_DIR (default .build/bench) where its stores' directories go (another file system).
-# Takes about 5 minutes.
+# Each section of docs/performance.md gives its part's time: `all` takes well over 20 minutes,
+# most of it the two outage sweeps (about 12 minutes together) and the scale rows.
 # Timings are disturbed by other work on the machine: the load is printed first and last.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,9 +10,11 @@
 //   verify     --list FILE --public-key B64 [--runs N]   (contexts per call vs contexts reused, as PinMerger now verifies)
 //   fleet      [--hosts 10000] [--hours 24] [--interval 3600]
 //   outage     [--hosts 1000000] [--interval 3600] [--outage-hours 6] [--retry-min S] [--retry-max S]
-//              [--answer unreachable|503:SECONDS] [--jitter-share F] [--csv FILE] (Outage.swift)
-//   outage-sweep [--interval 604800] [--answers unreachable,503:3600] [--retry-mins 30,300,900]
-//              [--retry-maxes 3600,7200,14400]: a table row per combination (Outage.swift)
+//              [--before-hours H] [--after-hours H] [--answer unreachable|503:SECONDS] [--seed N]
+//              [--jitter-share F] [--csv FILE] (Outage.swift)
+//   outage-sweep [--hosts N] [--interval 604800] [--outage-hours 6] [--seeds 1,2,3]
+//              [--answers unreachable,503:3600] [--retry-mins 30,300,900] [--retry-maxes 3600,7200,14400]:
+//              a table row per combination, its windows the default ones (Outage.swift)
 //
 // Everything runs the product code in-process (PinList, PinMerger, CacheDirectory, StoreUpdater,
 // UpdatePass, CurlFetcher, NextUpdate); only the inputs are made outside (Python `cryptography`).

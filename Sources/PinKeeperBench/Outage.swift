@@ -179,6 +179,7 @@ struct OutageFigures {
         let steady = Double(counts[0..<before].reduce(0, +)) / Double(before)
         func peak(_ range: Range<Int>, width: Int) -> (Double, Int) {
             var best = (0.0, range.lowerBound)
+            guard range.count >= width else { return (0, 0) }  // a window shorter than the width (no outage)
             var sum = counts[range.lowerBound..<(range.lowerBound + width)].reduce(0, +)
             for index in range.lowerBound...(range.upperBound - width) {
                 if index > range.lowerBound { sum += counts[index + width - 1] - counts[index - 1] }
@@ -220,7 +221,6 @@ func outageSetup(_ args: Arguments) -> OutageSetup {
     setup.recordDefaultWindows()
     setup.seed = UInt64(args.int("seed", default: 1))
     setup.jitterShare = args.double("jitter-share")
-    if args.string("jitter", default: "product") == "full" { setup.jitterShare = 1 }
     let answer = args.string("answer", default: "unreachable")
     guard let parsed = OutageAnswer(answer) else { fail("--answer is unreachable or 503:SECONDS, not '\(answer)'") }
     setup.answer = parsed

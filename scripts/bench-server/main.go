@@ -8,7 +8,8 @@
 // server, and the benchmark measured the server. HTTP/1.1 only, as the fixture: with HTTP/2
 // libcurl would multiplex every store over one connection, another experiment.
 //
-// Usage: go run ./scripts/bench-server --routes DIR --cert PEM --key PEM --port-file FILE
+// Usage: go run scripts/bench-server/main.go --routes DIR --cert PEM --key PEM --port-file FILE
+// (scripts/bench.sh builds it so; there is no go.mod here)
 package main
 
 import (

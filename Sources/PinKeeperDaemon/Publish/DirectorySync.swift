@@ -31,7 +31,7 @@ final class DirectorySync: Sendable {
     /// Called after a rename into `directory`, open as `fd`: 0 once an fsync of the directory
     /// begun after the rename has succeeded, else the errno of that fsync.
     func sync(_ fd: Int32, directory: String, fileSystem: FileSystem) -> Int32 {
-        // Writers through different file-system seams (tests inject faults) never share an fsync,
+        // Writers through different kinds of file-system seam (tests inject faults) never share an fsync,
         // and the directory is the one open, not its path: a path replaced meanwhile is another.
         var info = stat()
         let opened = fstat(fd, &info) == 0 ? "\(info.st_dev):\(info.st_ino)" : directory

@@ -52,7 +52,7 @@ struct UpdatePassWindowTests {
         let stores = try Self.stores(sandbox, count: 3)
         let pass = Task { await UpdatePass.run(stores, updater: sandbox.updater(fetcher: fetcher), concurrency: 2) }
 
-        // Waves of two would start the third only once the held one ended.
+        // A window of two slides: the third starts when the second ends, while the first is held.
         #expect(await eventually(timeout: 20) { fetcher.started.count == 3 }, "started: \(fetcher.started)")
         fetcher.release()
         let reports = await pass.value

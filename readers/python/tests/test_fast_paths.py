@@ -1,4 +1,4 @@
-"""The reader's fast paths (pins.py) against the plain checks they stand in for: the same verdict
+"""The reader's fast paths (strict_json.py, pins.py) against the plain checks they stand in for: the same verdict
 on every file of the conformance table and on generated variants of an entry, one rule bent at a
 time. The reference visits every value one by one: slow, and plainly right."""
 

@@ -43,15 +43,13 @@ public struct CacheFile: Sendable, Equatable {
     /// with a `depth` is skipped. pinkeeper writes neither there, so such a member was put in by
     /// something else, and skipping the entry (rather than reading it as a leaf pin) can only make
     /// fewer certificates trusted.
-    public init(json data: Data) throws(PinListError) {
-        var (list, metadata) = try PinList.decode(data, withMetadata: true)
-        let checked = try Self.check(&list, metadata)
-        self.init(list: list, metadata: checked)
-    }
+    public init(json data: Data) throws(PinListError) { try self.init(contents: data) }
 
     /// The same over the bytes a reader read.
-    init(json bytes: [UInt8]) throws(PinListError) {
-        var (list, metadata) = try PinList.decode(bytes, withMetadata: true)
+    init(json bytes: [UInt8]) throws(PinListError) { try self.init(contents: bytes) }
+
+    private init(contents: some ContiguousBytes) throws(PinListError) {
+        var (list, metadata) = try PinList.decode(contents, withMetadata: true)
         let checked = try Self.check(&list, metadata)
         self.init(list: list, metadata: checked)
     }

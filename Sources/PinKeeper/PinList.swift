@@ -32,15 +32,10 @@ public struct PinList: Sendable, Equatable {
 
     /// One pass over the bytes for both the list and, for a cache file, pinkeeper's metadata
     /// object (`PinListDecoder`; only then are the metadata and the `key` members read).
-    static func decode(_ data: Data, withMetadata: Bool) throws(PinListError) -> (list: PinList, metadata: CacheFile.Metadata?) {
-        let result = data.withUnsafeBytes { bytes in
-            Result { () throws(PinListError) in try PinListDecoder.decode(bytes, readsCacheFields: withMetadata) }
-        }
-        return try result.get()
-    }
-
-    /// The same over bytes a reader holds already (not copied into `Data` first).
-    static func decode(_ bytes: [UInt8], withMetadata: Bool) throws(PinListError) -> (list: PinList, metadata: CacheFile.Metadata?) {
+    /// Takes `Data` or the bytes a reader holds already (not copied into `Data` first).
+    static func decode(_ bytes: some ContiguousBytes, withMetadata: Bool) throws(PinListError) -> (
+        list: PinList, metadata: CacheFile.Metadata?
+    ) {
         let result = bytes.withUnsafeBytes { bytes in
             Result { () throws(PinListError) in try PinListDecoder.decode(bytes, readsCacheFields: withMetadata) }
         }

@@ -145,7 +145,8 @@ struct PinListDecoder {
                 // the document could hold: growing by doubling would copy 100,000 pins and touch
                 // twice their memory. Any shortfall grows as usual. An entry that makes a pin
                 // takes 64 bytes at least, which bounds the guess whatever the first ones were.
-                if index == 64 {
+                // Entries handed to `each` are not kept here.
+                if index == 64 && each == nil {
                     pins.reserveCapacity(index + scanner.remaining / max(64, (scanner.position - start) / index))
                 }
             } while try scanner.nextElement()

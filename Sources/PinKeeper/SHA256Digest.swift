@@ -13,7 +13,7 @@ public struct SHA256Digest: Hashable, Comparable, Sendable {
     }
 
     /// nil unless `bytes` holds exactly 32 bytes.
-    init?(_ bytes: UnsafeRawBufferPointer) {
+    public init?(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count == Self.byteCount else { return nil }
         func word(_ offset: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
         high = word(0)

@@ -20,8 +20,10 @@ struct NameIndexTests {
         ]
     }()
 
-    @Test("every name's pins, in any order, with fallback pins: the same verdicts as a scan", arguments: [1, 2, 3])
-    func agreesWithAScan(seed: UInt64) throws {
+    @Test(
+        "every name's pins, shuffled or in published order, with fallback pins: the same verdicts as a scan",
+        arguments: [1, 2, 3], [false, true])
+    func agreesWithAScan(seed: UInt64, published: Bool) throws {
         var random = SplitMix64(seed: seed)
         // Many more names than the table's first size, so that probing and growth take part.
         let names = Self.names + (0..<700).map { "host\($0).example.com" }
@@ -34,7 +36,8 @@ struct NameIndexTests {
             Sample.pin(names[Int(random.next() % UInt64(names.count))], UInt8(truncatingIfNeeded: 50 + random.next() % 10))
         }
         let fixture = CacheFixture()
-        fixture.publish(cached)  // as given: not sorted, a name's pins apart
+        // As given (a name's pins apart), or sorted as the daemon publishes (a name's pins together).
+        fixture.publish(published ? cached.sorted(by: Pin.publishedOrder) : cached)
         let reader = try CacheReader(path: fixture.path, fallbackPins: fallback)
         // The scan, once: each name's fingerprints (PinName is the comparison the index must keep).
         var byName: [PinName: Set<[UInt8]>] = [:]
@@ -42,7 +45,7 @@ struct NameIndexTests {
         // An empty host is always untrusted (nothing to decide by), so it is not asked here.
         for host in names.filter({ !$0.isEmpty }) + ["absent.example", "HOST1.EXAMPLE.COM", "host1.example.com."] {
             let fingerprints = byName[PinName(host)] ?? []
-            for byte in [UInt8(0), 1, 7, 49, 50, 55, 59, 99] {
+            for byte in Array(UInt8(0)..<60) + [99] {  // every fingerprint in use, and one not
                 let expected: Verdict =
                     fingerprints.isEmpty ? .empty : fingerprints.contains(Sample.digest(byte)) ? .trusted : .untrusted
                 #expect(reader.verdict(host: host, fingerprint: Sample.digest(byte), now: now) == expected, "\(host) \(byte)")

@@ -114,6 +114,24 @@ private struct Tally {
         check(
             Result { () throws(PinListError) in try ReferencePinListDecoder.cacheFile(data) },
             Result { () throws(PinListError) in try CacheFile(json: data) }, "cache file", label)
+        compareEntryByEntry(data, label)
+    }
+
+    /// `PinList.forEachEntry` (the large static list's path) must hand over exactly the pins
+    /// `PinList(json:)` keeps, in order, and refuse what it refuses with the same reason.
+    private func compareEntryByEntry(_ data: Data, _ label: () -> String) {
+        var handed: [Pin] = []
+        let streamed = Result { () throws(PinListError) in try PinList.forEachEntry(json: data) { handed.append($0) } }
+        switch (Result { () throws(PinListError) in try PinList(json: data) }, streamed) {
+        case (.success(let whole), .success(let rest)):
+            #expect(rest.pins.isEmpty, "forEachEntry kept pins for \(label())")
+            #expect(handed == whole.pins, "forEachEntry: other entries for \(label())")
+            #expect(rest.domainsConfig == whole.domainsConfig, "forEachEntry: other domainsConfig for \(label())")
+        case (.failure(let whole), .failure(let error)):
+            #expect(error.reason == whole.reason && error.code == whole.code, "forEachEntry: '\(error.reason)' instead of '\(whole.reason)' for \(label())")
+        default:
+            Issue.record("forEachEntry decided otherwise than PinList(json:) for \(label())")
+        }
     }
 
     private mutating func check<Value: Equatable>(

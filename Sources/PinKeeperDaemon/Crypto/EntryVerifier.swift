@@ -39,8 +39,8 @@ struct EntryVerifier: ~Copyable {
     /// `SignatureVerifier.keyVerifyingEntry` answers it.
     mutating func keyIndex(_ pin: Pin) -> Int? {
         guard let text = pin.signature else { return nil }
-        return withUTF8(pin.name) { name in
-            pin.fingerprint.withUnsafeBytes { fingerprint in
+        return RawBytes.withUTF8(pin.name) { name in
+            pin.digest.withUnsafeBytes { fingerprint in
                 keyIndex(name: name, fingerprint: fingerprint, expires: pin.expires, signature: text)
             }
         }
@@ -79,8 +79,8 @@ struct EntryVerifier: ~Copyable {
 
     /// `SignatureVerifier.signedString(for:)`, byte for byte, without a String per entry.
     mutating func writeSignedString(_ pin: Pin) {
-        withUTF8(pin.name) { name in
-            pin.fingerprint.withUnsafeBytes { writeSignedString(name: name, fingerprint: $0, expires: pin.expires) }
+        RawBytes.withUTF8(pin.name) { name in
+            pin.digest.withUnsafeBytes { writeSignedString(name: name, fingerprint: $0, expires: pin.expires) }
         }
     }
 

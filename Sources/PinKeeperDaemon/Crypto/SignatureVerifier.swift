@@ -39,26 +39,16 @@ public struct SignatureVerifier: Sendable {
     }
 
     /// `count` entries verified on all cores, `verify` answering for entry `i` with the verifier
-    /// of its thread: each entry's key as an index into `keys`. `alongside`, if given, runs once on
-    /// one of the threads while the others verify (work that needs no result of the
-    /// verification, so that no core waits).
-    func keyIndices(
-        count: Int, alongside: (() -> Void)? = nil, _ verify: (inout EntryVerifier, Int) -> Int?
-    ) -> [Int?] {
+    /// of its thread: each entry's key as an index into `keys`.
+    func keyIndices(count: Int, _ verify: (inout EntryVerifier, Int) -> Int?) -> [Int?] {
         let found = UnsafeMutableBufferPointer<Int>.allocate(capacity: count)
         defer { found.deallocate() }
         found.initialize(repeating: -1)
         let chunk = 64
-        let chunks = (count + chunk - 1) / chunk
-        let extra = alongside == nil ? 0 : 1
         nonisolated(unsafe) let results = found  // each iteration writes a disjoint range
-        ParallelLoop.run(iterations: chunks + extra) { c in
-            if c < extra {
-                alongside?()
-                return
-            }
+        ParallelLoop.run(iterations: (count + chunk - 1) / chunk) { c in
             var verifier = EntryVerifier(keys: keys)  // set up once per chunk, not per entry
-            for i in ((c - extra) * chunk)..<min(count, (c - extra + 1) * chunk) {
+            for i in (c * chunk)..<min(count, (c + 1) * chunk) {
                 results[i] = verify(&verifier, i) ?? -1
             }
         }

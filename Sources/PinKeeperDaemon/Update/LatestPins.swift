@@ -38,5 +38,5 @@ protocol NamedExpiries {
 
 extension Array: NamedExpiries where Element == Pin {
     func expiry(at index: Int) -> Int64 { self[index].expires }
-    func withName<R>(at index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R { withUTF8(self[index].name, body) }
+    func withName<R>(at index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R { RawBytes.withUTF8(self[index].name, body) }
 }

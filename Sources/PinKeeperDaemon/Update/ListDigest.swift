@@ -111,9 +111,9 @@ struct DigestEntry {
     /// decimal expiry and the decimal depth.
     static func lineOrder(_ a: DigestEntry, _ b: DigestEntry) -> Int {
         if a.name.count != b.name.count { return decimalOrder(Int64(a.name.count), Int64(b.name.count)) }
-        var order = bytesOrder(a.name, b.name)
+        var order = RawBytes.order(a.name, b.name)
         if order != 0 { return order }
-        order = bytesOrder(a.fingerprint, b.fingerprint)
+        order = RawBytes.order(a.fingerprint, b.fingerprint)
         if order != 0 { return order }
         if a.expires != b.expires { return decimalOrder(a.expires, b.expires) }
         if a.depth != b.depth { return decimalOrder(Int64(a.depth), Int64(b.depth)) }
@@ -122,7 +122,7 @@ struct DigestEntry {
 
     /// Two numbers' decimal spellings compared as bytes ("-" before the digits, "10" before "9").
     private static func decimalOrder(_ a: Int64, _ b: Int64) -> Int {
-        Array(String(a).utf8).withUnsafeBytes { x in Array(String(b).utf8).withUnsafeBytes { y in bytesOrder(x, y) } }
+        Array(String(a).utf8).withUnsafeBytes { x in Array(String(b).utf8).withUnsafeBytes { y in RawBytes.order(x, y) } }
     }
 }
 
@@ -133,8 +133,8 @@ struct PinEntries: DigestEntries {
 
     func with<R>(_ index: Int, _ body: (DigestEntry) -> R) -> R {
         let pin = pins[index]
-        return withUTF8(pin.name) { name in
-            pin.fingerprint.withUnsafeBytes { fingerprint in
+        return RawBytes.withUTF8(pin.name) { name in
+            pin.digest.withUnsafeBytes { fingerprint in
                 body(DigestEntry(name: name, fingerprint: fingerprint, expires: pin.expires, depth: pin.depth))
             }
         }

@@ -115,6 +115,12 @@ extension PinMerger {
         return (outcome, listDigest, previewHeld ? preview : nil)
     }
 
+    /// What verifies a static list's entries while it is read: under this merger's keys (its
+    /// answers are indices into them), skipping the pins the merge keeps.
+    func earlyVerification(cached: [Pin], now: Int64) -> EarlyVerification {
+        EarlyVerification(keys: verifier.keys, known: keptPins(cached, now: now))
+    }
+
     /// The valid cached pins a merge keeps (their key is still configured), in published order.
     func keptPins(_ cached: [Pin], now: Int64) -> [Pin] {
         let configured = Set(verifier.keys.map(\.id))
@@ -152,7 +158,7 @@ extension PinMerger {
         }
 
         func withName<R>(at index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-            index < kept.count ? withUTF8(kept[index].name, body) : received.with(fresh[index - kept.count]) { body($0.name) }
+            index < kept.count ? RawBytes.withUTF8(kept[index].name, body) : received.with(fresh[index - kept.count]) { body($0.name) }
         }
 
         /// The merged pins in published order, each made when it is reached.
@@ -229,8 +235,8 @@ struct IdentityTable {
         var slot = hasher.finalize() & mask
         while slots[slot] != -1 {
             let pin = cached[-Int(slots[slot]) - 2]
-            let same = withUTF8(pin.name) { name in
-                pin.fingerprint.withUnsafeBytes { entry.sameIdentity(as: StaticEntry(fingerprint: $0, name: name, expires: pin.expires, depth: pin.depth)) }
+            let same = RawBytes.withUTF8(pin.name) { name in
+                pin.digest.withUnsafeBytes { entry.sameIdentity(as: StaticEntry(fingerprint: $0, name: name, expires: pin.expires, depth: pin.depth)) }
             }
             if same { return true }
             slot = (slot + 1) & mask
@@ -264,8 +270,8 @@ struct IdentityTable {
         case .received(let index): return received.with(index, body)
         case .cached(let index):
             let pin = cached[index]
-            return withUTF8(pin.name) { name in
-                pin.fingerprint.withUnsafeBytes { fingerprint in
+            return RawBytes.withUTF8(pin.name) { name in
+                pin.digest.withUnsafeBytes { fingerprint in
                     body(StaticEntry(fingerprint: fingerprint, name: name, signature: nil, expires: pin.expires, depth: pin.depth))
                 }
             }

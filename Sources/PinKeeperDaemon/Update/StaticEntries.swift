@@ -103,9 +103,9 @@ struct StaticEntries: Sendable {
     /// name (a list names each host once per certificate, usually side by side).
     func pin(_ index: Int, key: String?, reusing name: String?) -> Pin {
         with(index) { entry in
-            let text = name.flatMap { withUTF8($0) { $0.elementsEqual(entry.name) } ? $0 : nil } ?? String(decoding: entry.name, as: UTF8.self)
+            let text = name.flatMap { RawBytes.withUTF8($0) { $0.elementsEqual(entry.name) } ? $0 : nil } ?? String(decoding: entry.name, as: UTF8.self)
             return Pin(
-                name: text, digest: SHA256Digest(Array(entry.fingerprint))!, expires: entry.expires,
+                name: text, digest: SHA256Digest(entry.fingerprint)!, expires: entry.expires,
                 signature: entry.signature.map { String(decoding: $0, as: UTF8.self) }, key: key)
         }
     }
@@ -134,8 +134,8 @@ struct StaticEntry {
 
     /// The same pin as `other` (`Pin.Identity`).
     func sameIdentity(as other: StaticEntry) -> Bool {
-        expires == other.expires && depth == other.depth && bytesOrder(fingerprint, other.fingerprint) == 0
-            && bytesOrder(name, other.name) == 0
+        expires == other.expires && depth == other.depth && RawBytes.order(fingerprint, other.fingerprint) == 0
+            && RawBytes.order(name, other.name) == 0
     }
 
     func hash(into hasher: inout Hasher) {
@@ -147,11 +147,11 @@ struct StaticEntry {
 
     /// `Pin.publishedOrder`.
     static func publishedOrder(_ a: StaticEntry, _ b: StaticEntry) -> Bool {
-        let names = bytesOrder(a.name, b.name)
+        let names = RawBytes.order(a.name, b.name)
         if names != 0 { return names < 0 }
         if a.expires != b.expires { return a.expires > b.expires }
         if a.depth != b.depth { return a.depth < b.depth }
-        return bytesOrder(a.fingerprint, b.fingerprint) < 0
+        return RawBytes.order(a.fingerprint, b.fingerprint) < 0
     }
 }
 

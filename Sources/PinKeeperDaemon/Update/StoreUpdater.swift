@@ -327,14 +327,22 @@ public struct StoreUpdater: Sendable {
                 // Kept compact until verified: a 100,000-entry list as `Pin`s took about 36 MB.
                 // Verified from the first full chunk on, on the core the reading leaves free.
                 let cached = previous?.list.pins ?? []
-                let verifying = EarlyVerification(keys: store.publicKeys, known: merger.keptPins(cached, now: now))
+                let verifying = merger.earlyVerification(cached: cached, now: now)
                 let (entries, hadDomainsConfig) = try exchange.staticEntries(from: response, now: now, verifying: verifying)
                 response.body = Data()  // parsed: not held through verification and publishing (22 MB at 100,000 entries)
                 received = entries.count  // its chunks go while the merged pins are made
-                let result = try merger.mergeStatic(
-                    cached: cached, received: consume entries, hadDomainsConfig: hadDomainsConfig, now: now, digest: true,
-                    verifiedWhileReading: verifying, whileVerifying: writing ? earlyPublication(store, previous: previous, now: now) : nil)
-                (merged, listDigest, earlyFile) = (result.outcome, result.listDigest, result.early)
+                let writes = EarlyWrites()
+                do {
+                    let result = try merger.mergeStatic(
+                        cached: cached, received: consume entries, hadDomainsConfig: hadDomainsConfig, now: now, digest: true,
+                        verifiedWhileReading: verifying,
+                        whileVerifying: writing ? earlyPublication(store, previous: previous, now: now, writes: writes) : nil)
+                    (merged, listDigest, earlyFile) = (result.outcome, result.listDigest, result.early)
+                } catch {
+                    await writes.settle()
+                    throw error
+                }
+                if earlyFile == nil { await writes.settle() }
             } else {
                 let (list, signedBy) = try exchange.verifiedList(from: response, now: now)
                 response.body = Data()
@@ -362,29 +370,36 @@ public struct StoreUpdater: Sendable {
         let file = CacheFile(
             list: PinList(pins: merged.pins, domainsConfig: merged.domainsConfig),
             metadata: .init(store: store.id, source: store.url, updated: now, nextUpdate: next, mode: store.mode))
+        let prepared = await earlyFile?.file.value
         return Plan(
             pins: merged.pins, file: file, nextUpdate: next, validators: validators,
             bodyDigest: digest ?? memory.bodyDigest, notModified: notModified,
             ignoredUnsignedFields: merged.ignoredUnsignedFields, unlisted: merged.unlisted, listDigest: listDigest,
-            prepared: earlyFile?.file)
+            prepared: prepared)
     }
 
     /// The next update and the file of a static list, made while its new entries are verified.
     struct EarlyPublication: Sendable {
         var nextUpdate: Int64
-        /// nil if it could not be written (the publish after the verification then reports why).
-        var file: AtomicWriter.PreparedFile?
+        /// Written on a thread of its own and awaited by `plan`, so that the merge (on the pool)
+        /// never waits for the disk; nil if it could not be written (the publish after the
+        /// verification then reports why).
+        var file: Task<AtomicWriter.PreparedFile?, Never>
     }
 
     /// `plan`'s schedule and file for the pins of `preview`, as they are made after the merge.
-    private func earlyPublication(_ store: StoreConfig, previous: CacheFile?, now: Int64)
+    private func earlyPublication(_ store: StoreConfig, previous: CacheFile?, now: Int64, writes: EarlyWrites)
         -> @Sendable (PinMerger.StaticPreview) -> EarlyPublication
     {
         let catchingUp = Self.isCatchUp(previous, store: store, now: now)
         return { [cache, random] preview in
             let next = NextUpdate.scheduled(of: preview, now: now, policy: store.policy, random: random, catchingUp: catchingUp)
             let metadata = CacheFile.Metadata(store: store.id, source: store.url, updated: now, nextUpdate: next, mode: store.mode)
-            return EarlyPublication(nextUpdate: next, file: try? cache.prepare(pins: preview.pins, domainsConfig: nil, metadata: metadata))
+            let file = Task.detached {
+                await BlockingWork.run { try? cache.prepare(pins: preview.pins, domainsConfig: nil, metadata: metadata) }
+            }
+            writes.started(file)
+            return EarlyPublication(nextUpdate: next, file: file)
         }
     }
 

@@ -74,8 +74,12 @@ struct LargeStaticListTests {
         #expect(sandbox.savedState("s").listDigest == (try python(unexpired + expired)))
     }
 
-    @Test("one forged signature far into the list rejects it, naming that entry, and leaves the published file")
-    func oneBadEntryRejectsTheList() async throws {
+    /// Entry 700 lies in a full chunk, which the early verifier may judge while the list is read;
+    /// 2,222 in the last, partial one, which only the merge verifies.
+    @Test(
+        "one forged signature rejects the list, naming that entry, and leaves the published file and no temp file",
+        arguments: [700, 2_222])
+    func oneBadEntryRejectsTheList(forgedAt position: Int) async throws {
         let (served, _, _) = Self.entries()
         let store = try sandbox.store("s", url: server.url("s"), mode: .static) { $0.maxResponseSize = 8 << 20 }
         let updater = sandbox.updater()
@@ -84,12 +88,14 @@ struct LargeStaticListTests {
         let before = try Data(contentsOf: sandbox.cacheFile("s"))
 
         var forged = served
-        forged[2_222]["signature"] = MergeTests.wrongSignature
+        forged[position]["signature"] = MergeTests.wrongSignature
         try server.route("s", Lists.route(mode: "static", entries: forged))
         let report = await updater.update(store)
         #expect(report.result == .invalidSignature)
-        #expect(report.reason?.contains("entry '\(forged[2_222]["name"]!)' (expires \(forged[2_222]["expires"]!))") == true, "\(report)")
+        #expect(report.reason?.contains("entry '\(forged[position]["name"]!)' (expires \(forged[position]["expires"]!))") == true, "\(report)")
         #expect(try Data(contentsOf: sandbox.cacheFile("s")) == before)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
     @Test("signed by the second configured key: the file written while verifying (for the first) is not the one published")

@@ -45,13 +45,14 @@ extension TestEnvironment {
 struct StalledDiskTests {
     /// The real binary in a process of its own, so its cooperative pool is its own (two threads
     /// on a two-core machine), with every fsync of a file hanging until the test lets go.
-    @Test("WATCHDOG=1 keeps its cadence while every store's publish hangs in fsync")
-    func watchdogWhilePublishesHang() throws {
+    /// A static list's file is written while its entries are verified: that write hangs too.
+    @Test("WATCHDOG=1 keeps its cadence while every store's publish hangs in fsync", arguments: ["challenge", "static"])
+    func watchdogWhilePublishesHang(mode: String) throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
-        try server.route("list", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        try server.route("list", Lists.route(mode: mode, entries: [Lists.entry("api.example.com", 1)]))
         // More hanging publishes than the pool has threads (on a machine with fewer than 8 cores).
         let ids = (1...8).map { "s\($0)" }
-        let config = try sandbox.writeConfig(ids.map { ($0, server.url("list"), "challenge") })
+        let config = try sandbox.writeConfig(ids.map { ($0, server.url("list"), mode) })
         let gate = sandbox.root.appendingPathComponent("disk-stalled")
         try Data().write(to: gate)
         let stalls = { (try? String(contentsOfFile: gate.path + ".log", encoding: .utf8)) ?? "" }

@@ -9,7 +9,7 @@
 // tls.Config.VerifyConnection checks the pins against the verified chains, before any
 // application data is sent.
 //
-// Every question is about two names (PROTOCOL.md §5.1, "the host decides"): H, the host the
+// Every question is about two names (docs/protocol.md, "the host decides"): H, the host the
 // client connected to and verified, and N, the leaf certificate's common name. N is chosen by the
 // certificate's holder: it can add pins to compare, never lift a requirement H has.
 package pinkeeper

@@ -37,7 +37,7 @@ type options struct {
 
 // run is the command: the answer of `pinkeeper validate` from this reader, with its output and
 // exit statuses (0 trusted, 1 untrusted, 2 empty, 64 usage, 65 bad data, 66 certificate file
-// missing or unreadable, 74 cache file unreadable). --name is the host H (PROTOCOL.md §5.1); with
+// missing or unreadable, 74 cache file unreadable). --name is the host H (docs/protocol.md, "the host decides"); with
 // --certificate the leaf's common name is N, with --fingerprint there is no certificate and H
 // alone decides.
 func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {

@@ -76,11 +76,11 @@ func TestACertificateFileIsListedThenCheckedWithItsCommonName(t *testing.T) {
 	// With --fingerprint there is no certificate, so no CN: the host alone decides.
 	expect(t, inProcess(t, directory, "--name", "api.example.com", "--fingerprint", testpki.Fingerprint(wildcard)), 1,
 		"untrusted: store 'banking' pins 'api.example.com', but not this certificate\n")
-	// The mis-issued certificate of PROTOCOL.md §5.1: for the required host, with an exempt CN.
+	// The mis-issued certificate of "the host decides" (docs/protocol.md): for the required host, with an exempt CN.
 	got := inProcess(t, directory, "--name", "api.example.com", "--certificate", writeChain(t, filepath.Join(directory, "exempt.pem"), exempt))
 	if got.status != 1 || !strings.HasSuffix(got.out,
 		"untrusted: store 'banking' pins 'api.example.com' (certificate common name 'unlisted.example'), but not this certificate\n") {
-		t.Fatalf("§5.1: %+v", got)
+		t.Fatalf("the host decides: %+v", got)
 	}
 	// Without a certificate, H alone: exempt.
 	expect(t, inProcess(t, directory, "--name", "unlisted.example", "--fingerprint", testpki.Fingerprint(exempt)), 0, "trusted\n")

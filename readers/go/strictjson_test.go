@@ -120,7 +120,10 @@ func TestFingerprintsAreStrictBase64OrHex(t *testing.T) {
 	if digest, ok := ParseFingerprint(hexadecimal); !ok || string(digest) != string(digestOf(1)) {
 		t.Errorf("hex with colons: %v", ok)
 	}
-	if _, ok := ParseFingerprint(strings.Repeat("0", 63)); ok {
-		t.Error("63 hex digits")
+	for _, refused := range []string{strings.Repeat("0", 63), "010:1" + strings.Repeat("01", 30) + "1", hexadecimal + ":",
+		":" + hexadecimal, strings.Repeat("0:1", 31) + "01", " " + strings.Repeat("01", 32), strings.Repeat("01:", 32)} {
+		if _, ok := ParseFingerprint(refused); ok {
+			t.Errorf("ParseFingerprint(%q) accepted", refused)
+		}
 	}
 }

@@ -21,6 +21,8 @@ type Metadata struct {
 	ModeGiven bool
 }
 
+const otherVersion = " (another pinkeeper version wrote it: use the reader of the daemon's version)"
+
 // ParseCacheFile reads a cache file's bytes: the list must satisfy ParsePinList, the metadata be
 // complete, of format CacheFormat and of a known mode.
 func ParseCacheFile(data []byte) (CacheFile, error) {
@@ -70,13 +72,13 @@ func ParseCacheFile(data []byte) (CacheFile, error) {
 	}
 	if metadata.Format != CacheFormat {
 		return CacheFile{}, &ListError{Code: CodeUnsupportedFormat,
-			Reason: "unsupported cache format " + strconv.FormatInt(metadata.Format, 10) + " (a newer pinkeeper wrote it: update this reader)"}
+			Reason: "unsupported cache format " + strconv.FormatInt(metadata.Format, 10) + otherVersion}
 	}
 	// A mode nobody knows is refused, never guessed: read as either known mode, it could widen
 	// trust or drop pins the writer meant.
 	if metadata.ModeGiven && metadata.Mode != "challenge" && metadata.Mode != "static" {
 		return CacheFile{}, &ListError{Code: CodeUnsupportedFormat,
-			Reason: "unsupported pinkeeper.mode '" + Escaped(metadata.Mode) + "' (a newer pinkeeper wrote it: update this reader)"}
+			Reason: "unsupported pinkeeper.mode '" + Escaped(metadata.Mode) + "'" + otherVersion}
 	}
 	return CacheFile{List: list, Metadata: metadata}, nil
 }

@@ -51,16 +51,18 @@ func TestCanonicalHostEdges(t *testing.T) {
 // RFC 3492, 7.1: sample strings (the Punycode of each, as the RFC gives it, lower case where it
 // has no upper-case letters in the input).
 func TestPunycodeSamples(t *testing.T) {
-	for label, expected := range map[string]string{
-		"\u0644\u064A\u0647\u0645\u0627\u0628\u062A\u0643\u0644\u0645\u0648\u0634\u0639\u0631\u0628\u064A\u061F": "egbpdaj6bu4bxfgehfvwxn",
-		"\u4ED6\u4EEC\u4E3A\u4EC0\u4E48\u4E0D\u8BF4\u4E2D\u6587":                                                 "ihqwcrb4cv8a8dqg056pqjye",
-		"Pro\u010Dprost\u011Bnemluv\u00ED\u010Desky":                                                             "Proprostnemluvesky-uyb24dma41a",
-		"3\u5E74B\u7D44\u91D1\u516B\u5148\u751F":                                                                 "3B-ww4c5e180e575a65lsy2b",
-		"\u305D\u306E\u30B9\u30D4\u30FC\u30C9\u3067":                                                             "d9juau41awczczp",
-		"-> $1.00 <-": "-> $1.00 <--",
-		"b\u00FCcher": "bcher-kva",
-		"\U0001F600":  "e28h",
+	for _, sample := range [][2]string{
+		{"\u0644\u064A\u0647\u0645\u0627\u0628\u062A\u0643\u0644\u0645\u0648\u0634\u0639\u0631\u0628\u064A\u061F",
+			"egbpdaj6bu4bxfgehfvwxn"},
+		{"\u4ED6\u4EEC\u4E3A\u4EC0\u4E48\u4E0D\u8BF4\u4E2D\u6587", "ihqwcrb4cv8a8dqg056pqjye"},
+		{"Pro\u010Dprost\u011Bnemluv\u00ED\u010Desky", "Proprostnemluvesky-uyb24dma41a"},
+		{"3\u5E74B\u7D44\u91D1\u516B\u5148\u751F", "3B-ww4c5e180e575a65lsy2b"},
+		{"\u305D\u306E\u30B9\u30D4\u30FC\u30C9\u3067", "d9juau41awczczp"},
+		{"-> $1.00 <-", "-> $1.00 <--"},
+		{"b\u00FCcher", "bcher-kva"},
+		{"\U0001F600", "e28h"},
 	} {
+		label, expected := sample[0], sample[1]
 		if got, ok := punycode(label); !ok || got != expected {
 			t.Errorf("punycode(%q) = %q, %v; expected %q", label, got, ok, expected)
 		}

@@ -15,14 +15,16 @@ type CacheFile struct {
 type Metadata struct {
 	Format, Updated, NextUpdate int64
 	Store, Source               string
-	// Mode is "challenge", "static" or another word; ModeGiven is false when the daemon that
-	// wrote the file did not say (then it is read as "challenge").
+	// Mode is "challenge" or "static"; ModeGiven is false when the daemon that wrote the file did
+	// not say (absent or null: then it is read as "challenge").
 	Mode      string
 	ModeGiven bool
 }
 
+const otherVersion = " (another pinkeeper version wrote it: use the reader of the daemon's version)"
+
 // ParseCacheFile reads a cache file's bytes: the list must satisfy ParsePinList, the metadata be
-// complete and of format CacheFormat.
+// complete, of format CacheFormat and of a known mode.
 func ParseCacheFile(data []byte) (CacheFile, error) {
 	root, err := parseDocument(data)
 	if err != nil {
@@ -37,7 +39,7 @@ func ParseCacheFile(data []byte) (CacheFile, error) {
 		return CacheFile{}, err
 	}
 	if node == nil {
-		return CacheFile{}, listError(`the "pinkeeper" metadata object is missing`)
+		return CacheFile{}, &ListError{Code: CodeMissingMetadata, Reason: `the "pinkeeper" metadata object is missing`}
 	}
 	if _, err := asObject(node, "pinkeeper"); err != nil {
 		return CacheFile{}, err
@@ -69,17 +71,24 @@ func ParseCacheFile(data []byte) (CacheFile, error) {
 		metadata.ModeGiven = true
 	}
 	if metadata.Format != CacheFormat {
-		return CacheFile{}, listError("unsupported cache format " + strconv.FormatInt(metadata.Format, 10))
+		return CacheFile{}, &ListError{Code: CodeUnsupportedFormat,
+			Reason: "unsupported cache format " + strconv.FormatInt(metadata.Format, 10) + otherVersion}
+	}
+	// A mode nobody knows is refused, never guessed: read as either known mode, it could widen
+	// trust or drop pins the writer meant.
+	if metadata.ModeGiven && metadata.Mode != "challenge" && metadata.Mode != "static" {
+		return CacheFile{}, &ListError{Code: CodeUnsupportedFormat,
+			Reason: "unsupported pinkeeper.mode '" + Escaped(metadata.Mode) + "'" + otherVersion}
 	}
 	return CacheFile{List: list, Metadata: metadata}, nil
 }
 
 // OnlySignedFieldsCount reports whether only the signed part of each entry may be used. A static
 // list's signatures cover name&fingerprint&expires, not depth or domainsConfig, so whoever could
-// alter the list in transit could have set those. A mode this reader does not know is treated
-// the same way: it fails closed.
+// alter the list in transit could have set those. (Any other mode than static or challenge is
+// refused by ParseCacheFile.)
 func (c *CacheFile) OnlySignedFieldsCount() bool {
-	return c.Metadata.ModeGiven && c.Metadata.Mode != "challenge"
+	return c.Metadata.ModeGiven && c.Metadata.Mode == "static"
 }
 
 // PinsInForce are the pins that take part in validation: in a static store only the depth-0 ones.

@@ -16,7 +16,7 @@ func ExampleReader_Client() {
 		ExpectedCommonNames: []string{"api.example.com"},
 	})
 	if err != nil {
-		fmt.Println(err) // a *pinkeeper.CacheError: the file is unreadable or invalid
+		fmt.Println(err) // a *pinkeeper.CacheError: its Code says why
 		return
 	}
 	client := pins.Client(nil) // the system's roots; or &tls.Config{RootCAs: pool}

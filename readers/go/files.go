@@ -12,37 +12,19 @@ import (
 // MaximumFileSize: a cache file is a few hundred bytes per pin; anything this large is not one.
 const MaximumFileSize = 64 << 20
 
-// ErrorKind says whether a file could not be read or its content is invalid.
-type ErrorKind int
-
-const (
-	Unreadable ErrorKind = iota // I/O, permissions, not a regular file
-	Invalid                     // its content
-)
-
-// CacheError says why a cache or fallback file cannot be used, with its path and the reason.
-type CacheError struct {
-	Kind   ErrorKind
-	Path   string
-	Reason string
-}
-
-func (e *CacheError) Error() string { return e.Path + " " + e.Reason }
-
-func unreadable(path, reason string) *CacheError {
-	return &CacheError{Kind: Unreadable, Path: path, Reason: reason}
-}
-
 // fileIdentity is what stat says about a version: enough to notice an atomic replacement (a new
 // inode) or an edit in place (size, modification time in nanoseconds).
+// The mode is part of it: a version refused for its permissions is read again once they are fixed.
 type fileIdentity struct {
 	device, inode  uint64
 	size           int64
 	seconds, nanos int64
+	mode           fs.FileMode
 }
 
 func identityOf(info fs.FileInfo) fileIdentity {
-	identity := fileIdentity{size: info.Size(), nanos: int64(info.ModTime().Nanosecond()), seconds: info.ModTime().Unix()}
+	identity := fileIdentity{size: info.Size(), nanos: int64(info.ModTime().Nanosecond()), seconds: info.ModTime().Unix(),
+		mode: info.Mode()}
 	if stat, ok := info.Sys().(*syscall.Stat_t); ok {
 		identity.device, identity.inode = uint64(stat.Dev), stat.Ino
 	}
@@ -69,26 +51,29 @@ func readRegularFile(path string, followLinks bool) (data []byte, identity fileI
 		case openErr == syscall.ENOENT:
 			return nil, identity, false, nil
 		case openErr == syscall.ELOOP && !followLinks && isSymlink(path):
-			return nil, identity, true, unreadable(path, "is a symlink, which is never followed")
+			return nil, identity, true, fileError(CodeSymlink, path, "is a symlink, which is never followed: remove it")
 		}
-		return nil, identity, true, unreadable(path, "cannot be opened: "+openErr.Error())
+		return nil, identity, true, fileError(CodeIOError, path, "cannot be opened: "+openErr.Error())
 	}
 	file := os.NewFile(uintptr(descriptor), path)
 	defer file.Close()
 	info, statErr := file.Stat()
 	if statErr != nil {
-		return nil, identity, true, unreadable(path, "cannot be examined: "+causeOf(statErr))
+		return nil, identity, true, fileError(CodeIOError, path, "cannot be examined: "+causeOf(statErr))
 	}
 	if !info.Mode().IsRegular() {
-		return nil, identity, true, unreadable(path, "is not a regular file (a FIFO, device or directory?)")
+		return nil, identity, true, fileError(CodeNotRegularFile, path, "is not a regular file (a FIFO, device or directory?): remove it")
 	}
-	tooLarge := &CacheError{Kind: Invalid, Path: path, Reason: "is larger than " + strconv.Itoa(MaximumFileSize) + " bytes"}
+	if err := checkPermissions(path, info, followLinks); err != nil {
+		return nil, identity, true, err
+	}
+	tooLarge := fileError(CodeTooLarge, path, "is larger than "+strconv.Itoa(MaximumFileSize)+" bytes")
 	if info.Size() > MaximumFileSize {
 		return nil, identity, true, tooLarge
 	}
 	data, readErr := io.ReadAll(io.LimitReader(file, MaximumFileSize+1))
 	if readErr != nil {
-		return nil, identity, true, unreadable(path, "cannot be read: "+causeOf(readErr))
+		return nil, identity, true, fileError(CodeIOError, path, "cannot be read: "+causeOf(readErr))
 	}
 	if len(data) > MaximumFileSize {
 		return nil, identity, true, tooLarge
@@ -120,11 +105,11 @@ func ReadFallback(path string) ([]Pin, error) {
 		return nil, err
 	}
 	if !found {
-		return nil, unreadable(path, "does not exist")
+		return nil, fileError(CodeMissing, path, "does not exist: check the store's fallback_file")
 	}
 	list, err := ParsePinList(data)
 	if err != nil {
-		return nil, &CacheError{Kind: Invalid, Path: path, Reason: "is not a Wultra fingerprint list: " + err.Error()}
+		return nil, contentError(path, "is not a Wultra fingerprint list: ", err)
 	}
 	return list.Pins, nil
 }
@@ -144,11 +129,11 @@ func readCacheFile(path, store string) (*CacheFile, fileIdentity, error) {
 	}
 	cache, err := ParseCacheFile(data)
 	if err != nil {
-		return nil, identity, &CacheError{Kind: Invalid, Path: path, Reason: "is not a pinkeeper cache file: " + err.Error()}
+		return nil, identity, contentError(path, "is not a pinkeeper cache file: ", err)
 	}
 	if store != "" && cache.Metadata.Store != store {
-		return nil, identity, &CacheError{Kind: Invalid, Path: path,
-			Reason: "belongs to store '" + Escaped(cache.Metadata.Store) + "', not '" + Escaped(store) + "'"}
+		return nil, identity, fileError(CodeWrongStore, path,
+			"belongs to store '"+Escaped(cache.Metadata.Store)+"', not '"+Escaped(store)+"'")
 	}
 	return &cache, identity, nil
 }

@@ -2,14 +2,6 @@ package pinkeeper
 
 import "strconv"
 
-// ListError says why a document is not a usable fingerprint list or cache file; the reason names
-// the field (e.g. "fingerprints[2].expires is not an integer").
-type ListError struct{ Reason string }
-
-func (e *ListError) Error() string { return e.Reason }
-
-func listError(reason string) error { return &ListError{Reason: reason} }
-
 // Typed, strict access to a parsed document: a field of the wrong JSON type is an error naming
 // its path, never a conversion.
 
@@ -58,6 +50,16 @@ func asString(value *jsonValue, path string) (string, error) {
 		return "", listError(path + " is not a string")
 	}
 	return value.text, nil
+}
+
+// optionalString is a member that may be absent or null, else a string given once (as the
+// entries' key and signature, which this reader does not use but checks).
+func optionalString(object *jsonValue, key, path string) error {
+	value, err := optionalMember(object, key, path)
+	if err == nil && value != nil {
+		_, err = asString(value, path)
+	}
+	return err
 }
 
 func integerMember(object *jsonValue, key, path string) (int64, error) {

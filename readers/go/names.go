@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// FoldName is a name as every pinkeeper reader compares names (PROTOCOL.md §5.1): its Unicode
+// FoldName is a name as every pinkeeper reader compares names (docs/protocol.md): its Unicode
 // scalars with A–Z folded to a–z and nothing else changed. Two names are the same name when their
 // folds are equal. Not strings.EqualFold or strings.ToLower: both fold the Kelvin sign U+212A to
 // "k" (and ToLower much more), which DNS never does. No normalisation either: "é" and "e" +
@@ -51,38 +51,51 @@ func fold(c byte) byte {
 	return c
 }
 
-// PeerNames are the two names a TLS peer is judged by (PROTOCOL.md §5.1, "the host decides").
+// PeerNames are the two names a TLS peer is judged by (docs/protocol.md, "the host decides").
 // H, the host, is the name the client connected to and had its TLS stack verify the certificate
-// for; it always takes part, and an empty one leaves nothing to decide by (every question then
-// answers Untrusted). N, the leaf certificate's common name, is known only with the certificate:
-// its holder chose it, so it can add pins to compare and match an expected name, but never lift
-// a pinning requirement that H has, and it is never consulted alone.
+// for; it always takes part, in its one form (CanonicalHost), and an empty one, or one that has
+// no one form, leaves nothing to decide by (every question then answers Untrusted). N, the leaf
+// certificate's common name, is known only with the certificate: its holder chose it, so it can
+// add pins to compare and match an expected name, but never lift a pinning requirement that H
+// has, and it is never consulted alone. N is compared as it is (FoldName), never re-spelled.
 type PeerNames struct {
-	host          string
+	host          string // H as the client gave it
+	canonical     string // H in its one form; "" when it has none
 	commonName    string
 	hasCommonName bool
 }
 
 // Host is H alone: a question without a certificate.
-func Host(host string) PeerNames { return PeerNames{host: host} }
+func Host(host string) PeerNames {
+	// The one place where H is put in its one form: every question goes through here.
+	canonical, _ := CanonicalHost(host)
+	return PeerNames{host: host, canonical: canonical}
+}
 
 // HostAndCommonName is H with the leaf's common name N.
 func HostAndCommonName(host, commonName string) PeerNames {
-	return PeerNames{host: host, commonName: commonName, hasCommonName: true}
+	names := Host(host)
+	names.commonName, names.hasCommonName = commonName, true
+	return names
 }
 
-// HostName is H.
+// HostName is H as the client gave it.
 func (n PeerNames) HostName() string { return n.host }
+
+// CanonicalHostName is H in its one form, the name looked up; false when H is empty or has no
+// one form (then every question answers Untrusted).
+func (n PeerNames) CanonicalHostName() (string, bool) { return n.canonical, n.canonical != "" }
 
 // CommonName is N, and whether there is one.
 func (n PeerNames) CommonName() (string, bool) { return n.commonName, n.hasCommonName }
 
-// keys are the folded names to consult: H, then N unless it is the same name; none without H.
+// keys are the folded names to consult: H's one form, then N unless it is the same name; none
+// without H.
 func (n PeerNames) keys() []string {
-	if n.host == "" {
+	if n.canonical == "" {
 		return nil
 	}
-	host := FoldName(n.host)
+	host := FoldName(n.canonical)
 	if !n.hasCommonName {
 		return []string{host}
 	}

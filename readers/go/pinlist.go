@@ -11,7 +11,7 @@ type PinList struct {
 
 // ParsePinList reads and type-checks a list as strict JSON. Every entry needs a string name, a
 // standard-base64 fingerprint of 32 bytes and an integer expires; depth is optional (default
-// 0, never negative) and signature, when present, a string.
+// 0, never negative); signature and key, when present, are strings (or null), given once.
 func ParsePinList(data []byte) (PinList, error) {
 	root, err := parseDocument(data)
 	if err != nil {
@@ -87,14 +87,12 @@ func pinEntry(value *jsonValue, path string) (Pin, error) {
 			return Pin{}, listError(path + ".depth is negative")
 		}
 	}
-	signature, err := optionalMember(entry, "signature", path+".signature")
-	if err != nil {
+	// Neither is used here, but a reader that did would read a repeated one differently.
+	if err := optionalString(entry, "signature", path+".signature"); err != nil {
 		return Pin{}, err
 	}
-	if signature != nil {
-		if _, err := asString(signature, path+".signature"); err != nil {
-			return Pin{}, err
-		}
+	if err := optionalString(entry, "key", path+".key"); err != nil {
+		return Pin{}, err
 	}
 	var fingerprint [32]byte
 	copy(fingerprint[:], digest)
@@ -104,6 +102,9 @@ func pinEntry(value *jsonValue, path string) (Pin, error) {
 func domainsConfig(value *jsonValue) (*DomainsConfig, error) {
 	object, err := asObject(value, "domainsConfig")
 	if err != nil {
+		return nil, err
+	}
+	if err := optionalString(object, "key", "domainsConfig.key"); err != nil {
 		return nil, err
 	}
 	unlisted, err := boolMember(object, "sslPinningRequiredForUnlisted", "domainsConfig.sslPinningRequiredForUnlisted")

@@ -90,14 +90,25 @@ func decodeDigest(text string) ([]byte, bool) {
 	return digest, true
 }
 
-// ParseFingerprint is 32 bytes from standard base64 (padded, as lists write fingerprints) or hex
-// (colons allowed, as `openssl x509 -fingerprint -sha256` prints it); ok is false otherwise.
+// ParseFingerprint is 32 bytes from standard base64 (44 characters, padded, as lists write
+// fingerprints), or from 64 hex digits, plain or as 32 colon-separated pairs (as `openssl x509
+// -fingerprint -sha256` prints it); ok is false for anything else (no other colons, no space).
 func ParseFingerprint(text string) (digest []byte, ok bool) {
 	if digest, ok = decodeDigest(text); ok {
 		return digest, true
 	}
-	hexadecimal := strings.ReplaceAll(text, ":", "")
-	if len(hexadecimal) != 64 {
+	hexadecimal := text
+	if len(text) == 32*3-1 {
+		var pairs strings.Builder
+		for index := 0; index < len(text); index += 3 {
+			if index+2 < len(text) && text[index+2] != ':' {
+				return nil, false
+			}
+			pairs.WriteString(text[index : index+2])
+		}
+		hexadecimal = pairs.String()
+	}
+	if len(hexadecimal) != 64 || strings.IndexByte(hexadecimal, ':') >= 0 {
 		return nil, false
 	}
 	digest, err := hex.DecodeString(hexadecimal)

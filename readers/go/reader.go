@@ -126,7 +126,7 @@ func (r *Reader) Admits(names PeerNames) bool {
 }
 
 func (r *Reader) decide(names PeerNames, now time.Time, match matcher) Verdict {
-	state := r.current()
+	state := r.current(false)
 	var pins []Pin
 	// At most two lookups; the names differ once folded, so the two lists never share a pin.
 	for _, key := range names.keys() {
@@ -149,9 +149,11 @@ type Snapshot struct {
 
 // Snapshot looks at the file (reloading it if it changed) and returns what answers are based on.
 func (r *Reader) Snapshot() Snapshot {
-	state := r.current()
+	state := r.current(false)
 	return Snapshot{Cache: state.cache, FallbackPins: append([]Pin(nil), r.fallback...), Problem: state.problem}
 }
 
-// Refresh looks at the file now and returns why its current version cannot be used, if it cannot.
-func (r *Reader) Refresh() error { return r.current().problem }
+// Refresh reads the file now, even when it looks unchanged, and returns why its current version
+// cannot be used (a *CacheError, whose Code says why), if it cannot. Questions go on answering
+// from the last good version meanwhile.
+func (r *Reader) Refresh() error { return r.current(true).problem }

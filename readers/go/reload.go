@@ -32,10 +32,11 @@ const (
 
 // current is the state to answer from, after looking at the file. Only the question that finds a
 // new version reads it, outside the lock; the others answer from the last good state meanwhile.
-func (r *Reader) current() *loaded {
+// reread reads the file even when it looks unchanged (Refresh: its directory may have changed).
+func (r *Reader) current(reread bool) *loaded {
 	seen := r.observe()
 	r.mu.Lock()
-	if r.refreshing || seen == r.state.observed {
+	if r.refreshing || (seen == r.state.observed && !reread) {
 		state := r.state
 		r.mu.Unlock()
 		return state
@@ -79,7 +80,7 @@ func (r *Reader) refreshed(base *loaded, seen observation) *loaded {
 	case observedMissing:
 		return &loaded{observed: seen, byName: index(nil, r.fallback)}
 	case observedFailure:
-		return keep(unreadable(r.path, "cannot be examined: "+seen.failure))
+		return keep(fileError(CodeIOError, r.path, "cannot be examined: "+seen.failure))
 	}
 	cache, identity, err := readCacheFile(r.path, r.store)
 	switch {

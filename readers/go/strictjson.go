@@ -43,16 +43,16 @@ var repeatedMember = &jsonValue{kind: jsonRepeated}
 // trailing comma or data after the document; at most maximumDepth levels.
 func parseStrictJSON(data []byte) (*jsonValue, error) {
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
-		return nil, listError("not valid JSON (starts with a UTF-8 byte order mark)")
+		return nil, notJSON("not valid JSON (starts with a UTF-8 byte order mark)")
 	}
 	// utf8.Valid refuses overlong forms, encoded surrogates and anything beyond U+10FFFF.
 	if !utf8.Valid(data) {
-		return nil, listError("not valid JSON (invalid UTF-8)")
+		return nil, notJSON("not valid JSON (invalid UTF-8)")
 	}
 	p := &jsonParser{data: data}
 	p.space()
 	if p.at >= len(data) {
-		return nil, listError("not valid JSON (no document)")
+		return nil, notJSON("not valid JSON (no document)")
 	}
 	root, err := p.value(1)
 	if err != nil {
@@ -60,7 +60,7 @@ func parseStrictJSON(data []byte) (*jsonValue, error) {
 	}
 	p.space()
 	if p.at < len(data) {
-		return nil, listError("not valid JSON (more data after the document)")
+		return nil, notJSON("not valid JSON (more data after the document)")
 	}
 	return root, nil
 }
@@ -71,7 +71,7 @@ type jsonParser struct {
 }
 
 func (p *jsonParser) fail(what string) error {
-	return listError("not valid JSON (" + what + " at byte " + strconv.Itoa(p.at) + ")")
+	return notJSON("not valid JSON (" + what + " at byte " + strconv.Itoa(p.at) + ")")
 }
 
 func (p *jsonParser) space() {
@@ -93,7 +93,7 @@ func (p *jsonParser) value(depth int) (*jsonValue, error) {
 	switch c := p.data[p.at]; {
 	case c == '{' || c == '[':
 		if depth > maximumDepth {
-			return nil, listError("not valid JSON (nested deeper than " + strconv.Itoa(maximumDepth) + " levels)")
+			return nil, notJSON("not valid JSON (nested deeper than " + strconv.Itoa(maximumDepth) + " levels)")
 		}
 		if c == '{' {
 			return p.object(depth)
@@ -314,7 +314,7 @@ func (p *jsonParser) unicodeEscape() (rune, error) {
 			return utf16.DecodeRune(first, second), nil
 		}
 	}
-	return 0, listError("not valid JSON (a lone surrogate escape)")
+	return 0, notJSON("not valid JSON (a lone surrogate escape)")
 }
 
 func (p *jsonParser) hex4() (rune, bool) {

@@ -39,8 +39,8 @@ func TestStrictJSONRefusals(t *testing.T) {
 		{`{"a": tru}`, "unexpected character", false},
 	} {
 		_, err := parseStrictJSON([]byte(c.document))
-		if err == nil || !strings.Contains(err.Error(), c.reason) {
-			t.Errorf("%q: %v, expected %q", c.document, err, c.reason)
+		if list, ok := err.(*ListError); !ok || list.Code != CodeNotJSON || !strings.Contains(err.Error(), c.reason) {
+			t.Errorf("%q: %v, expected %q (not-json)", c.document, err, c.reason)
 		}
 		var anything interface{}
 		if accepted := json.Unmarshal([]byte(c.document), &anything) == nil; accepted != c.goAccepts {
@@ -81,15 +81,21 @@ func TestListFieldsAreTypedStrictly(t *testing.T) {
 		{validList(`, "depth": 1e0`), "fingerprints[0].depth is not an integer"},
 		{validList(`, "depth": 9223372036854775808`), "fingerprints[0].depth is not an integer"},
 		{validList(`, "signature": 1`), "fingerprints[0].signature is not a string"},
+		{validList(`, "signature": "a", "signature": null`), "fingerprints[0].signature appears more than once"},
+		{validList(`, "key": 7`), "fingerprints[0].key is not a string"},
+		{validList(`, "key": "a", "k\u0065y": "a"`), "fingerprints[0].key appears more than once"},
+		{`{"fingerprints": [], "domainsConfig": {"sslPinningRequiredForUnlisted": true, "domains": [], "key": {}}}`,
+			"domainsConfig.key is not a string"},
 		{`{"fingerprints": [{"name": "a", "fingerprint": "` + b64(1)[:43] + `", "expires": 1}]}`, "fingerprints[0].fingerprint is not the base64"},
 		{`{"fingerprints": [], "domainsConfig": {"sslPinningRequiredForUnlisted": 1, "domains": []}}`, "domainsConfig.sslPinningRequiredForUnlisted is not a boolean"},
 	} {
 		_, err := ParsePinList([]byte(c.document))
-		if err == nil || !strings.Contains(err.Error(), c.reason) {
-			t.Errorf("%s: %v, expected %q", c.document, err, c.reason)
+		if list, ok := err.(*ListError); !ok || list.Code != CodeInvalidContent || !strings.Contains(err.Error(), c.reason) {
+			t.Errorf("%s: %v, expected %q (invalid-content)", c.document, err, c.reason)
 		}
 	}
-	list, err := ParsePinList([]byte(validList(`, "depth": null, "signature": null, "key": 7, "more": {"x": 1}`)))
+	// Null where a member is optional, and members nobody knows (which may repeat), are fine.
+	list, err := ParsePinList([]byte(validList(`, "depth": null, "signature": null, "key": null, "more": {"x": 1}, "more": 2`)))
 	if err != nil || len(list.Pins) != 1 || list.Pins[0].Depth != 0 || list.Pins[0].Expires != 1 {
 		t.Fatalf("null and unknown members: %+v %v", list, err)
 	}
@@ -114,7 +120,10 @@ func TestFingerprintsAreStrictBase64OrHex(t *testing.T) {
 	if digest, ok := ParseFingerprint(hexadecimal); !ok || string(digest) != string(digestOf(1)) {
 		t.Errorf("hex with colons: %v", ok)
 	}
-	if _, ok := ParseFingerprint(strings.Repeat("0", 63)); ok {
-		t.Error("63 hex digits")
+	for _, refused := range []string{strings.Repeat("0", 63), "010:1" + strings.Repeat("01", 30) + "1", hexadecimal + ":",
+		":" + hexadecimal, strings.Repeat("0:1", 31) + "01", " " + strings.Repeat("01", 32), strings.Repeat("01:", 32)} {
+		if _, ok := ParseFingerprint(refused); ok {
+			t.Errorf("ParseFingerprint(%q) accepted", refused)
+		}
 	}
 }

@@ -31,13 +31,15 @@ func (e *PinningError) Error() string {
 // verified the chain and the host name, on every handshake (resumed ones included), before any
 // application data is sent; an error aborts the handshake.
 //
-// H is cs.ServerName: the name the client sent as SNI, which is the tls.Config.ServerName that
-// crypto/x509 verified the certificate for (net/http sets it to the URL host), without its
-// trailing dots (x509 matches "api.example.com." as "api.example.com" too). It refuses:
+// H is cs.ServerName in its one form (CanonicalHost): the name the client sent as SNI, which is
+// the tls.Config.ServerName that crypto/x509 verified the certificate for (net/http sets it to
+// the URL host), without its trailing dots (x509 matches "api.example.com." as "api.example.com"
+// too). It refuses:
 //   - a connection without a verified chain (cs.VerifiedChains is empty when InsecureSkipVerify
 //     is set): the pins would be compared with certificates nobody verified;
 //   - a connection without a server name: crypto/tls sends no SNI for an IP address and the
-//     connection state does not say which address was verified, so there is no H.
+//     connection state does not say which address was verified, so there is no H;
+//   - a server name CanonicalHost refuses (a spelling that has no one form).
 //
 // N is the leaf's most specific common name (CommonName). Pins are compared with the verified
 // chains only, never with cs.PeerCertificates, which the server chose: a pin of depth d matches
@@ -53,6 +55,10 @@ func (r *Reader) VerifyConnection(cs tls.ConnectionState) error {
 		return refuse("there is no verified host name (an IP address, for which no server name is sent?)")
 	}
 	names := Host(cs.ServerName)
+	if _, ok := names.CanonicalHostName(); !ok {
+		return refuse("the verified host name '" + Escaped(cs.ServerName) + "' has no one spelling (docs/protocol.md): " +
+			"connect by the name the certificate was issued for")
+	}
 	if commonName, ok := CommonName(cs.VerifiedChains[0][0]); ok {
 		names = HostAndCommonName(cs.ServerName, commonName)
 	}

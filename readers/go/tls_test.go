@@ -54,7 +54,7 @@ func thePKI(t *testing.T) *testPKI {
 		p.pinned = leaf(testHost, &p.intermediate)
 		p.unpinned = leaf(testHost, &p.intermediate)
 		p.stray = leaf(testHost, &p.intermediate)
-		// For api.example.com, with a CN the certificate's holder chose (PROTOCOL.md §5.1).
+		// For api.example.com, with a CN the certificate's holder chose (docs/protocol.md, "the host decides").
 		p.wrongCommonName = leaf("unlisted.example", &p.intermediate)
 		p.untrusted = leaf(testHost, &p.otherRoot)
 		p.addressed = testpki.Issue(t, testpki.Spec{CommonName: "127.0.0.1", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}}, &p.intermediate)
@@ -213,7 +213,7 @@ func TestAttacksAreRefusedBeforeAnyRequest(t *testing.T) {
 		return nil
 	}}
 	commonNameOnly := &tls.Config{RootCAs: p.roots, VerifyConnection: func(cs tls.ConnectionState) error {
-		// Deciding by the certificate's own name: the bypass PROTOCOL.md §5.1 closes.
+		// Deciding by the certificate's own name: the bypass "the host decides" (docs/protocol.md) closes.
 		name, _ := CommonName(cs.PeerCertificates[0])
 		if reader.VerdictForVerifiedChains(Host(name), cs.VerifiedChains, time.Now()) != Trusted {
 			return errors.New("not pinned")
@@ -232,7 +232,7 @@ func TestAttacksAreRefusedBeforeAnyRequest(t *testing.T) {
 		{"a certificate pinned for another host", p.unpinned, []testpki.Issued{p.intermediate}, plain, "(untrusted)"},
 		{"a pinned certificate from an untrusted authority", p.untrusted, nil, skipVerify, "certificate signed by unknown authority"},
 		{"a pinned intermediate appended outside the verified path", p.unpinned, []testpki.Issued{p.intermediate, p.otherIntermediate}, presentedChain, "(untrusted)"},
-		{"a common name other than the required host (§5.1)", p.wrongCommonName, []testpki.Issued{p.intermediate}, commonNameOnly, "(certificate common name 'unlisted.example') (untrusted)"},
+		{"a common name other than the required host (the host decides)", p.wrongCommonName, []testpki.Issued{p.intermediate}, commonNameOnly, "(certificate common name 'unlisted.example') (untrusted)"},
 	}
 	for _, attack := range attacks {
 		for _, http2 := range []bool{false, true} {

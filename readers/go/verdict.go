@@ -30,9 +30,9 @@ func (v Verdict) ExitStatus() int { return int(v) }
 // apply to it at all, e.g. a pin of another depth).
 type matcher func(pin Pin) (applies, matched bool)
 
-// decide is PROTOCOL.md §5 with §5.1, in this order:
+// decide is the validation of docs/protocol.md with "the host decides", in this order:
 //
-//  1. no H: untrusted, whatever N is;
+//  1. no H (empty, or a spelling CanonicalHost refuses): untrusted, whatever N is;
 //  2. expected common names, when set (non-nil): untrusted unless H or N is one of them;
 //  3. domainsConfig: trusted without pins only when it exempts both H and N;
 //  4. no pins at all: empty;
@@ -43,7 +43,7 @@ type matcher func(pin Pin) (applies, matched bool)
 func decide(names PeerNames, pins []Pin, expected map[string]bool, domains *DomainsConfig, now int64, match matcher) Verdict {
 	keys := names.keys()
 	// Without the host the client verified, only the name the certificate's holder chose would
-	// be left to decide by (PROTOCOL.md §5.1).
+	// be left to decide by (docs/protocol.md, "the host decides").
 	if len(keys) == 0 {
 		return Untrusted
 	}

@@ -4,9 +4,10 @@
 //	    (--fingerprint B64 [--depth N] | --certificate FILE)
 //	    [--fallback-file FILE] [--expected-common-name CN]...
 //
-// It prints trusted, untrusted: … or empty: … and exits 0, 1 or 2; 64 on a usage error, 65 bad
-// data (cache file or certificate content), 66 certificate file missing or unreadable, 74 cache
-// file unreadable.
+// It puts HOST in its one spelling (pinkeeper.CanonicalHost; a refused spelling is untrusted),
+// prints trusted, untrusted: … or empty: … first and exits 0, 1 or 2. A file the reader refuses
+// prints "pinkeeper: <error code>: …" and exits 74 (unreadable) or 65 (invalid content); a usage
+// error prints "pinkeeper: usage: …" and exits 64; a certificate file missing or unreadable 66.
 package main
 
 import (

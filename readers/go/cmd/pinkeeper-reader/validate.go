@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +23,8 @@ type exit struct {
 
 func (e *exit) Error() string { return e.message }
 
-func usageError(message string) *exit { return &exit{64, message} }
+// usageError: the first line says "pinkeeper: usage: …", as every pinkeeper command line does.
+func usageError(message string) *exit { return &exit{64, "usage: " + message} }
 
 // options are the command line of `validate`; given says which options were given, so that an
 // empty value (e.g. --name "", a usage error) is told from an option left out.
@@ -37,9 +37,9 @@ type options struct {
 
 // run is the command: the answer of `pinkeeper validate` from this reader, with its output and
 // exit statuses (0 trusted, 1 untrusted, 2 empty, 64 usage, 65 bad data, 66 certificate file
-// missing or unreadable, 74 cache file unreadable). --name is the host H (PROTOCOL.md §5.1); with
-// --certificate the leaf's common name is N, with --fingerprint there is no certificate and H
-// alone decides.
+// missing or unreadable, 74 cache file unreadable). --name is the host H (docs/protocol.md, "the
+// host decides"), put in its one form before anything is decided; with --certificate the leaf's
+// common name is N, with --fingerprint there is no certificate and H alone decides.
 func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	status, err := validate(args, stdout, now)
 	var failure *exit
@@ -72,6 +72,7 @@ func validate(args []string, out io.Writer, now func() time.Time) (int, error) {
 	return execute(given, out, now)
 }
 
+// parse reads the options; each but --expected-common-name at most once.
 func parse(args []string) (options, error) {
 	given := options{cacheDirectory: pinkeeper.DefaultCacheDirectory, given: map[string]bool{}}
 	for index := 0; index < len(args); index++ {
@@ -83,6 +84,10 @@ func parse(args []string) (options, error) {
 			given.help = true
 			return given, nil
 		}
+		target := given.field(option)
+		if target == nil {
+			return given, usageError("unknown option '" + pinkeeper.Escaped(option) + "'")
+		}
 		if !hasValue {
 			if index+1 >= len(args) {
 				return given, usageError("missing value for " + pinkeeper.Escaped(option))
@@ -90,120 +95,57 @@ func parse(args []string) (options, error) {
 			index++
 			value = args[index]
 		}
-		switch option {
-		case "--cache-directory":
-			given.cacheDirectory = value
-		case "--store":
-			given.store = value
-		case "--name":
-			given.name = value
-		case "--fingerprint":
-			given.fingerprint = value
-		case "--depth":
-			given.depth = value
-		case "--certificate":
-			given.certificate = value
-		case "--fallback-file":
-			given.fallbackFile = value
-		case "--expected-common-name":
+		if option == "--expected-common-name" {
 			given.expectedNames = append(given.expectedNames, value)
-		default:
-			return given, usageError("unknown option '" + pinkeeper.Escaped(option) + "'")
+		} else if given.given[option] {
+			return given, usageError(option + " is given twice")
 		}
+		*target = value
 		given.given[option] = true
 	}
+	return given, checkOptions(given)
+}
+
+// field is where an option's value goes; nil for an unknown option.
+func (o *options) field(option string) *string {
+	var unused string
+	return map[string]*string{"--cache-directory": &o.cacheDirectory, "--store": &o.store, "--name": &o.name,
+		"--fingerprint": &o.fingerprint, "--depth": &o.depth, "--certificate": &o.certificate,
+		"--fallback-file": &o.fallbackFile, "--expected-common-name": &unused}[option]
+}
+
+func checkOptions(given options) error {
 	switch {
 	case !given.given["--store"]:
-		return given, usageError("missing --store")
+		return usageError("missing --store")
 	case !pinkeeper.ValidStoreID(given.store):
-		return given, usageError("--store must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}, not '" + pinkeeper.Escaped(given.store) + "'")
+		return usageError("--store must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}, not '" + pinkeeper.Escaped(given.store) + "'")
 	case !given.given["--name"]:
-		return given, usageError("missing --name")
+		return usageError("missing --name")
 	case given.name == "":
-		return given, usageError("--name must be the host a client connects to, not empty")
+		return usageError("--name must be the host a client connects to, not empty")
 	case given.given["--fingerprint"] == given.given["--certificate"]:
-		return given, usageError("give exactly one of --fingerprint or --certificate")
-	}
-	if given.given["--depth"] {
-		if !given.given["--fingerprint"] {
-			return given, usageError("--depth goes with --fingerprint (a chain's depths are its positions)")
-		}
-		if parseDepth(given.depth) < 0 {
-			return given, usageError("--depth must be 0 (leaf) or more, not '" + pinkeeper.Escaped(given.depth) + "'")
-		}
+		return usageError("give exactly one of --fingerprint or --certificate")
+	case given.given["--depth"] && !given.given["--fingerprint"]:
+		return usageError("--depth goes with --fingerprint (a chain's depths are its positions)")
+	case given.given["--depth"] && parseDepth(given.depth) < 0:
+		return usageError("--depth must be one to nine digits 0-9 (0 is the leaf), not '" + pinkeeper.Escaped(given.depth) + "'")
 	}
 	if _, ok := pinkeeper.ParseFingerprint(given.fingerprint); given.given["--fingerprint"] && !ok {
-		return given, usageError("--fingerprint must be the base64 (or hex) of a 32-byte SHA-256 digest, not '" +
-			pinkeeper.Escaped(given.fingerprint) + "'")
+		return usageError("--fingerprint must be the SHA-256 of a certificate in padded standard base64 (44 characters) or " +
+			"64 hex digits (plain or as 32 colon-separated pairs), not '" + pinkeeper.Escaped(given.fingerprint) + "'")
 	}
-	return given, nil
+	return nil
 }
 
-var decimalDepth = regexp.MustCompile(`^[0-9]{1,18}$`)
-
-// parseDepth is -1 unless text is a decimal integer of 0 or more.
+// parseDepth is -1 unless text is one to nine ASCII digits (no sign, space or other script's digits).
 func parseDepth(text string) int64 {
-	if !decimalDepth.MatchString(text) {
+	if len(text) < 1 || len(text) > 9 || strings.Trim(text, "0123456789") != "" {
 		return -1
 	}
-	depth, _ := strconv.ParseInt(text, 10, 64)
-	return depth
-}
-
-func execute(given options, out io.Writer, now func() time.Time) (int, error) {
-	var expected []string // nil: any name, as without expected_common_names
-	if len(given.expectedNames) > 0 {
-		expected = given.expectedNames
-	}
-	reader, err := pinkeeper.Open(pinkeeper.Store{ID: given.store, CacheDirectory: given.cacheDirectory,
-		FallbackFile: given.fallbackFile, ExpectedCommonNames: expected})
+	depth, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
-		status := 74
-		var cacheError *pinkeeper.CacheError
-		if errors.As(err, &cacheError) && cacheError.Kind == pinkeeper.Invalid {
-			status = 65
-		}
-		return 0, &exit{status, "store '" + given.store + "': " + pinkeeper.Escaped(err.Error())}
+		return -1
 	}
-	var verdict pinkeeper.Verdict
-	names := pinkeeper.Host(given.name)
-	if given.given["--fingerprint"] {
-		digest, _ := pinkeeper.ParseFingerprint(given.fingerprint)
-		depth := int64(0)
-		if given.given["--depth"] {
-			depth = parseDepth(given.depth)
-		}
-		verdict = reader.Verdict(names, digest, depth, now())
-	} else {
-		chain, err := readChain(given.certificate)
-		if err != nil {
-			return 0, err
-		}
-		printChain(out, chain, given.name)
-		// The file stands for a verified chain: its leaf's common name is N.
-		if commonName, ok := pinkeeper.CommonName(chain[0]); ok {
-			names = pinkeeper.HostAndCommonName(given.name, commonName)
-		}
-		digests := make([][]byte, len(chain))
-		for index, certificate := range chain {
-			sum := pinkeeper.Fingerprint(certificate)
-			digests[index] = sum[:]
-		}
-		verdict = reader.VerdictForChainDigests(names, digests, now())
-	}
-	store, described := given.store, names.Described()
-	switch verdict {
-	case pinkeeper.Trusted:
-		fmt.Fprintln(out, "trusted")
-	case pinkeeper.Untrusted:
-		if !reader.Admits(names) {
-			fmt.Fprintln(out, "untrusted: "+described+" is not among the expected_common_names of store '"+store+"'")
-		} else {
-			fmt.Fprintln(out, "untrusted: store '"+store+"' pins "+described+", but not this certificate")
-		}
-	case pinkeeper.Empty:
-		fmt.Fprintln(out, "empty: store '"+store+"' has no valid pin for "+described+
-			"; reject, and run `pinkeeper update --store "+store+"`")
-	}
-	return verdict.ExitStatus(), nil
+	return depth
 }

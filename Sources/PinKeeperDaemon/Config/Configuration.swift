@@ -11,6 +11,8 @@ public struct Configuration: Sendable {
     public var logFormat = LogFormat.logfmt
     /// `run` reloads by itself when the configuration files change (`ConfigWatcher`).
     public var watchConfiguration = false
+    /// `envoy_sds_directory`: where each store's pins are written as Envoy SDS secrets (nil: nowhere).
+    public var envoySDSDirectory: String?
     /// Stores in id order.
     public var stores: [StoreConfig]
     /// The files this configuration was read from, for messages.

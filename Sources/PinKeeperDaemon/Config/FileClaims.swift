@@ -64,12 +64,27 @@ enum FileClaims {
                     ConfigError(file: mainFile, key: "metrics_file", $0)
                 })
         }
+        try checkEnvoyDirectory(configuration, cache: cache, state: state, mainFile: mainFile)
         var seen: [[UInt8]: Claim] = [:]  // by bytes, as the kernel compares names: not String's canonical equivalence
         for claim in claims {
             if let earlier = seen[Array(claim.path.utf8)] {
                 throw claim.error("\(claim.path) is also \(earlier.name): two writers would share one path; give each its own")
             }
             seen[Array(claim.path.utf8)] = claim
+        }
+    }
+
+    /// The SDS directory holds a directory per store: neither inside nor around the cache and
+    /// state directories, whose files it would otherwise share names with.
+    private static func checkEnvoyDirectory(_ configuration: Configuration, cache: String, state: String, mainFile: String) throws(ConfigError) {
+        guard let envoy = configuration.envoySDSDirectory.map(resolved) else { return }
+        for (other, key) in [(cache, "cache_directory"), (state, "state_directory")] {
+            let inside = { (a: String, b: String) in a == b || a.hasPrefix(b.hasSuffix("/") ? b : b + "/") }
+            if inside(envoy, other) || inside(other, envoy) {
+                throw ConfigError(
+                    file: mainFile, key: "envoy_sds_directory",
+                    "\(envoy) overlaps \(key) (\(other)): give the Envoy secrets a directory of their own")
+            }
         }
     }
 

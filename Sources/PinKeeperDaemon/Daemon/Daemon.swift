@@ -43,6 +43,7 @@ public struct Daemon: Sendable {
         case trigger(Trigger)
         case passFinished([StoreUpdater.Report])
         case probesFinished([String: Int64])
+        case secretsWritten([String: Int64])
         case reloadRead(ReloadRead)
         case tick
     }
@@ -69,6 +70,11 @@ private struct Loop {
     /// What a reload or SIGUSR1 took out of the running pass's hands.
     var superseded = SupersededStores()
     var probes: ProbeSchedule
+    /// Envoy secrets: when each store's must be written again (a pin expires), and which stores
+    /// left the configuration and must match nothing. One sync task at a time, off the loop.
+    var secretsDue: [String: Int64] = [:]
+    var secretsRetired: [String] = []
+    var secretsTask: Task<Void, Never>?
     /// A reload's files are being read off the loop (`ReloadRead`).
     var reloadReading = false
     /// A SIGHUP came while they were: that read may predate the change the signal announces.
@@ -108,6 +114,7 @@ private struct Loop {
             // READY also waits for a removed key's pins to leave the file.
             if (!hasPins && dueAt <= now) || reconcile { urgent.append(store) }
         }
+        if updater.envoy != nil { for store in config.stores { secretsDue[store.id] = now } }
         logger.info("pinkeeper started", metadata: ["version": "\(PinKeeperVersion.string)", "stores": "\(config.stores.count)", "cache_directory": "\(config.cacheDirectory)"])
         // READY waits for one attempt at every store that has nothing valid to offer readers.
         if urgent.isEmpty { becomeReady() } else { startPass(urgent) }
@@ -116,6 +123,7 @@ private struct Loop {
         while true {
             if ready && pass == nil && !stopping { startDuePass() }
             if ready && !stopping { startDueProbes() }
+            if !stopping { startDueSecrets() }
             armTimer()
             guard let event = await iterator.next() else { return }
             pingWatchdog()
@@ -125,6 +133,9 @@ private struct Loop {
             case .passFinished(let reports):
                 apply(reports)
                 if stopping { return }
+            case .secretsWritten(let next):
+                secretsTask = nil
+                for (store, at) in next where config.store(store) != nil { secretsDue[store] = min(secretsDue[store] ?? at, at) }
             case .probesFinished(let next):
                 if stopping { continue }
                 probes.finished(next)
@@ -185,6 +196,8 @@ private struct Loop {
             due[report.store] = report.nextAttempt
             // New pins may change a probe's answer.
             if report.result == .ok && !report.notModified { probes.probeNow([report.store], now: now) }
+            // The update wrote the secrets after publishing; this learns when they change next.
+            if updater.envoy != nil { secretsDue[report.store] = now }
             let health: StoreHealth = report.pins == 0 ? .empty : (report.result == .ok ? .fresh : .failing)
             status[report.store] = .init(
                 store: report.store, health: health,
@@ -214,6 +227,28 @@ private struct Loop {
             executor: daemon.executor
         ) {
             input.yield(.probesFinished($0))
+        }
+    }
+
+    /// Writes the Envoy secrets of the stores whose pins expired (or whose file changed) off
+    /// the loop, one task at a time; the stores it covers are due again when it reports.
+    private mutating func startDueSecrets() {
+        guard secretsTask == nil, let envoy = updater.envoy else { return }
+        let now = daemon.clock.now()
+        let stores = config.stores.filter { (secretsDue[$0.id] ?? Int64.max) <= now }
+        let retired = secretsRetired
+        guard !stores.isEmpty || !retired.isEmpty else { return }
+        for store in stores { secretsDue[store.id] = nil }
+        secretsRetired = []
+        let input = self.input
+        secretsTask = Task(executorPreference: daemon.executor) {
+            let next = await BlockingWork.run { () -> [String: Int64] in
+                for id in retired { envoy.retire(id) }
+                var next: [String: Int64] = [:]
+                for store in stores { next[store.id] = envoy.sync(store, now: now) }
+                return next
+            }
+            input.yield(.secretsWritten(next))
         }
     }
 
@@ -292,7 +327,11 @@ private struct Loop {
         for store in old.stores where config.store(store.id) == nil {
             schedule(store.id, at: nil)
             status[store.id] = nil
+            secretsDue[store.id] = nil
+            if updater.envoy != nil { secretsRetired.append(store.id) }
         }
+        secretsDue = [:]
+        if updater.envoy != nil { for store in config.stores { secretsDue[store.id] = now } }
         daemon.applied(config)
         logger.info("configuration reloaded", metadata: ["stores": "\(config.stores.count)"])
     }
@@ -308,6 +347,7 @@ private struct Loop {
             let now = daemon.clock.now()
             var next = ready && pass == nil ? (due.values.min() ?? Int64.max) : Int64.max
             if ready, let probeDue = probes.nextDue { next = min(next, probeDue) }
+            if secretsTask == nil, let secretsAt = secretsDue.values.min() { next = min(next, secretsAt) }
             sleep = next == Int64.max ? daemon.maxSleep : min(.seconds(max(0, next.saturatingSubtracting(now))), daemon.maxSleep)
         }
         if watchdogHalfPeriod != nil, !stopping {

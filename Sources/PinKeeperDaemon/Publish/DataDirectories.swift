@@ -13,6 +13,9 @@ public enum DataDirectories {
     public static func prepare(_ configuration: Configuration) throws(Problem) {
         try prepare(configuration.cacheDirectory, key: "cache_directory", role: "cache directory")
         try prepare(configuration.stateDirectory, key: "state_directory", role: "state directory")
+        if let envoy = configuration.envoySDSDirectory {
+            try prepare(envoy, key: "envoy_sds_directory", role: "Envoy secret directory")
+        }
     }
 
     static func prepare(_ path: String, key: String, role: String) throws(Problem) {

@@ -9,4 +9,10 @@ extension StoreUpdater {
         else { return }
         hooks.pinsChanged(store, cacheFile: cache.filePath(for: store.id), pins: after.count)
     }
+
+    /// After a publish: the store's Envoy secrets follow the new file (off the pool: file work).
+    func syncEnvoySecrets(_ store: StoreConfig, now: Int64) async {
+        guard let envoy else { return }
+        _ = await BlockingWork.run { envoy.sync(store, now: now) }
+    }
 }

@@ -67,6 +67,7 @@ extension StoreUpdater {
         forgetValidators(store)
         do {
             try cache.publish(result.file)
+            _ = envoy?.sync(store, now: now)  // already off the pool: the reconcile is file work
             announceChange(
                 store, before: loaded.list.pins.filter { !$0.isExpired(at: now) },
                 after: result.file.list.pins.filter { !$0.isExpired(at: now) })

@@ -15,6 +15,8 @@ public struct StoreUpdater: Sendable {
     public var lockWait: Duration = .seconds(5)
     /// Runs a store's `on_change` hook after a publish that changed its pins (nil: never).
     public var hooks: ChangeHooks?
+    /// Rewrites the store's Envoy secrets after a publish (nil: no `envoy_sds_directory`).
+    public var envoy: EnvoySecretSync?
 
     public init(
         fetcher: HTTPFetching, cache: CacheDirectory, state: StateDirectory,
@@ -86,7 +88,10 @@ public struct StoreUpdater: Sendable {
             let outcome = try await fetchAndPublish(store, from: source, previous: previous, memory: memory, now: now)
             memory.listDigest = noteServedList(outcome.listDigest, previous: memory.listDigest, store: store)
             if outcome.unlisted > 0 { warnUnlisted(store, dropped: outcome.unlisted, pins: outcome.pins.count) }
-            if outcome.published { announceChange(store, before: validBefore, after: outcome.pins) }
+            if outcome.published {
+                announceChange(store, before: validBefore, after: outcome.pins)
+                await syncEnvoySecrets(store, now: now)
+            }
             if let empty = outcome.emptyStore {
                 validNow = []  // published: readers answer empty, as the server's list says
                 throw empty

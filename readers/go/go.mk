@@ -5,7 +5,8 @@
 #   make go-reader   .build/go/pinkeeper-reader (`pinkeeper-reader validate …`)
 #   make test-go     gofmt and go vet, then the tests: the conformance table, the cache reader,
 #                    TLS on loopback (the race detector on), and the command line against every
-#                    conformance case, compared with the Swift `pinkeeper validate` (built first)
+#                    conformance case and options row (Tests/Conformance/play_commands.py compares
+#                    it with the other readers' command lines)
 
 GR_TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../..)
 GR_SRC := $(GR_TOP)/readers/go
@@ -22,14 +23,11 @@ go-reader:
 	@$(GR_TOP)/scripts/install-deps.sh golang-go
 	$(GR_GO) build -trimpath -o $(GR_BIN) ./cmd/pinkeeper-reader
 
-# faketime freezes the Swift command's clock at each conformance case's time (it has no option
-# for it); the Go command's test copy takes the time from a variable instead. The race detector
-# needs cgo: gcc and libc6-dev, which golang-go only recommends.
+# The command's test copy takes each case's time from a variable. The race detector needs cgo:
+# gcc and libc6-dev, which golang-go only recommends.
 test-go: go-reader
-	@$(GR_TOP)/scripts/install-deps.sh faketime gcc libc6-dev
-	$(SWIFT) build $(SWIFT_FLAGS) --product pinkeeper
+	@$(GR_TOP)/scripts/install-deps.sh gcc libc6-dev
 	@unformatted=$$(cd $(GR_SRC) && gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -w these: $$unformatted"; exit 1; fi
 	$(GR_GO) vet ./...
 	$(GR_GO) test -race -count=1 .
-	swift_bin=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path) && cd $(GR_SRC) && \
-		PINKEEPER_BINARY="$$swift_bin/pinkeeper" PINKEEPER_READER=$(GR_BIN) $(GR_ENV) go test -count=1 ./cmd/...
+	cd $(GR_SRC) && PINKEEPER_READER=$(GR_BIN) $(GR_ENV) go test -count=1 ./cmd/...

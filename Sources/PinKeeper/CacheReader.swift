@@ -253,7 +253,8 @@ public final class CacheReader: Sendable {
         var info = stat()
         guard stat(directory.isEmpty ? "/" : directory, &info) == 0 else {
             let code = errno
-            throw CacheReaderError(.ioError(errno: code), path, "has a directory that cannot be examined: \(String(cString: strerror(code)))")
+            let reason = String(cString: strerror(code))
+            throw CacheReaderError(.ioError(errno: code), path, "has a directory that cannot be examined: \(reason)")
         }
         guard info.st_mode & S_IWOTH == 0 || info.st_mode & S_ISVTX != 0 else {
             throw CacheReaderError(

@@ -41,7 +41,8 @@ public final class CacheReader: Sendable {
 
     /// Opens a cache file. A missing file is not an error (the daemon may not have published
     /// yet: every answer is then `empty` unless fallback pins exist); an unreadable or invalid
-    /// one is. `usable`, when given, narrows each version read before it answers anything (the
+    /// one is, and so is one other users may write or that sits in a directory they may write
+    /// without the sticky bit (`insecurePermissions`). `usable`, when given, narrows each version read before it answers anything (the
     /// daemon's own commands drop the pins of keys no longer configured, as its next update will).
     public init(
         path: String, store: String? = nil, fallbackPins: [Pin] = [], expectedCommonNames: [String]? = nil,

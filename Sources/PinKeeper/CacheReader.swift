@@ -41,7 +41,8 @@ public final class CacheReader: Sendable {
 
     /// Opens a cache file. A missing file is not an error (the daemon may not have published
     /// yet: every answer is then `empty` unless fallback pins exist); an unreadable or invalid
-    /// one is. `usable`, when given, narrows each version read before it answers anything (the
+    /// one is, and so is one other users may write or that sits in a directory they may write
+    /// without the sticky bit (`insecurePermissions`). `usable`, when given, narrows each version read before it answers anything (the
     /// daemon's own commands drop the pins of keys no longer configured, as its next update will).
     public init(
         path: String, store: String? = nil, fallbackPins: [Pin] = [], expectedCommonNames: [String]? = nil,
@@ -75,7 +76,9 @@ public final class CacheReader: Sendable {
     //
     // Every question names the host the client connected to and had its TLS stack verify the
     // certificate for (never a name taken from the certificate alone), and, when a chain is
-    // known, the leaf's common name: PROTOCOL.md §5.1, "the host decides".
+    // known, the leaf's common name: PROTOCOL.md §5.1, "the host decides". The host is put in
+    // its one spelling (`HostName.canonical`, by `PeerNames`) before anything is looked up; a
+    // spelling that has none is `untrusted`.
 
     /// Checks one certificate fingerprint (raw SHA-256 of its DER) at `depth` of the verified
     /// chain (0 = leaf, 1 = its issuer, …).
@@ -209,6 +212,7 @@ public final class CacheReader: Sendable {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw CacheReaderError(.notRegularFile, path, "is not a regular file (a FIFO, device or directory?)")
         }
+        try checkPermissions(path, mode: info.st_mode)
         guard info.st_size <= maximumFileSize else {
             throw CacheReaderError(.tooLarge, path, "is larger than \(maximumFileSize) bytes")
         }
@@ -237,6 +241,31 @@ public final class CacheReader: Sendable {
         }
         return (data, FileIdentity(info))
     }
+
+    /// Refuses a file any local user could have written pins into: one writable by others, or
+    /// one in a directory others may write without the sticky bit (they could rename their own
+    /// file over it). The file's mode is the open descriptor's; the directory's is `stat`ed.
+    private static func checkPermissions(_ path: String, mode: mode_t) throws(CacheReaderError) {
+        guard mode & S_IWOTH == 0 else {
+            throw CacheReaderError(
+                .insecurePermissions, path, "is writable by other users (mode \(octal(mode))): remove that with chmod o-w")
+        }
+        let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
+        var info = stat()
+        guard stat(directory.isEmpty ? "/" : directory, &info) == 0 else {
+            let code = errno
+            let reason = String(cString: strerror(code))
+            throw CacheReaderError(.ioError(errno: code), path, "has a directory that cannot be examined: \(reason)")
+        }
+        guard info.st_mode & S_IWOTH == 0 || info.st_mode & S_ISVTX != 0 else {
+            throw CacheReaderError(
+                .insecurePermissions, path,
+                "is in a directory other users may write (mode \(octal(info.st_mode))) without the sticky bit: "
+                    + "remove that with chmod o-w on the directory")
+        }
+    }
+
+    private static func octal(_ mode: mode_t) -> String { "0" + String(mode & 0o7777, radix: 8) }
 
     /// Reads until `buffer` is full or the file ends; `count` is what was read. The errno of a
     /// failed read, else 0.

@@ -30,12 +30,33 @@ public struct CacheReaderError: Error, Equatable, Sendable, CustomStringConverti
         case unsupportedFormat
         /// A cache file of another store than the one the reader was opened for.
         case wrongStore
+        /// A cache or fallback file other users may write, or one in a directory they may write
+        /// without the sticky bit: a local user could plant pins there.
+        case insecurePermissions
 
         /// The kind each code has always been reported as.
         public var kind: Kind {
             switch self {
-            case .missing, .symlink, .notRegularFile, .ioError: .unreadable
+            case .missing, .symlink, .notRegularFile, .ioError, .insecurePermissions: .unreadable
             case .tooLarge, .notJSON, .invalidContent, .missingMetadata, .unsupportedFormat, .wrongStore: .invalid
+            }
+        }
+
+        /// The code as every reader and `pinkeeper validate` name it (Tests/Conformance/cases.json,
+        /// `error_codes`): the word a program matches, the same in every language.
+        public var name: String {
+            switch self {
+            case .missing: "missing"
+            case .symlink: "symlink"
+            case .notRegularFile: "not-regular-file"
+            case .tooLarge: "too-large"
+            case .ioError: "io-error"
+            case .notJSON: "not-json"
+            case .invalidContent: "invalid-content"
+            case .missingMetadata: "missing-metadata"
+            case .unsupportedFormat: "unsupported-format"
+            case .wrongStore: "wrong-store"
+            case .insecurePermissions: "insecure-permissions"
             }
         }
 

@@ -24,6 +24,8 @@ struct PinListDecoder {
     private var metadataError: String?
     /// A fingerprint that is not base64 or a negative depth: checked after all the types.
     private var entryValueError: String?
+    /// A `pinkeeper.mode` this version does not know: unsupported, once the content is valid.
+    private var unknownMode: String?
 
     /// The previous entry's name and key. Entries of one name follow each other and a file has
     /// few keys, so an entry that repeats them shares their storage instead of allocating its own.
@@ -125,6 +127,9 @@ struct PinListDecoder {
         let meta = Self.optional(metadata, &metadataError, "pinkeeper", "an object")
         if let reason = fingerprintsError ?? domainsConfigError ?? metadataError ?? entryValueError {
             throw PinListError(.invalidContent, reason: reason)
+        }
+        if let unknownMode {
+            throw PinListError(.unsupportedFormat, reason: "pinkeeper.mode \(jsonString(unknownMode)) is not a mode this version reads")
         }
         return (PinList(pins: list!, domainsConfig: domains!), meta!)
     }
@@ -291,7 +296,12 @@ struct PinListDecoder {
         else { return .invalid(error!) }
         var listMode: ListMode?
         if let modeName {
-            guard let known = ListMode(rawValue: modeName) else { return .invalid("pinkeeper.mode is invalid") }
+            // A mode no reader knows is a newer format, never read as static or challenge.
+            guard let known = ListMode(rawValue: modeName) else {
+                unknownMode = modeName
+                return .value(
+                    CacheFile.Metadata(format: Int(format), store: store, source: source, updated: updated, nextUpdate: nextUpdate))
+            }
             listMode = known
         }
         return .value(

@@ -35,19 +35,31 @@ public struct PinName: Hashable, Sendable, CustomStringConvertible {
 /// connected to and had the platform verify the certificate for, and the leaf certificate's
 /// common name when the chain is known. The host always takes part; the common name, which the
 /// certificate's holder chose, can add pins to compare but never lift the requirement to match one.
+///
+/// This is the one place a host is put in its one spelling (`HostName.canonical`): every
+/// question of `CacheReader` and `PinValidator` goes through it, so no other spelling of a listed
+/// address or name can be judged as an unlisted one.
 public struct PeerNames: Sendable {
-    /// H: the URL host / SNI name the TLS stack verified.
-    public var host: String
-    /// N: the leaf's most specific common name, when a chain is known.
+    /// H: the URL host / SNI name the TLS stack verified, in its one form; empty when the host
+    /// handed over was empty or a spelling that is refused, which is always `untrusted`.
+    public let host: String
+    /// The host as it was handed over, for messages.
+    public let givenHost: String
+    /// N: the leaf's most specific common name, when a chain is known. Compared as it is.
     public var commonName: String?
 
     public init(host: String, commonName: String? = nil) {
-        self.host = host
+        givenHost = host
+        self.host = HostName.canonical(host) ?? ""
         self.commonName = commonName
     }
 
-    /// H, then N unless it is the same name.
+    /// Whether the host handed over was refused (empty, or a spelling without one form).
+    public var hostRefused: Bool { host.isEmpty }
+
+    /// H, then N unless it is the same name; nothing for a refused host, which decides nothing.
     public var keys: [PinName] {
+        guard !hostRefused else { return [] }
         let host = PinName(self.host)
         guard let commonName, !host.matches(commonName) else { return [host] }
         return [host, PinName(commonName)]
@@ -55,6 +67,7 @@ public struct PeerNames: Sendable {
 
     /// A name for messages: the host, and the common name when it differs.
     public var described: String {
+        guard !hostRefused else { return "'\(givenHost)' (a host spelling that is refused)" }
         guard let commonName, !PinName.same(host, commonName) else { return "'\(host)'" }
         return "'\(host)' (certificate common name '\(commonName)')"
     }

@@ -49,8 +49,9 @@ public struct PinValidator: Sendable {
 
     /// `matches` returns nil when a pin does not apply to the certificates given, else whether it matched.
     private func decide(_ names: PeerNames, now: Int64, matches: (Pin) -> Bool?) -> Verdict {
-        // Without the host the client verified, only the name the certificate chose would be left.
-        guard !names.host.isEmpty else { return .untrusted }
+        // Without the host the client verified (or with a spelling that has no one form), only
+        // the name the certificate chose would be left.
+        guard !names.hostRefused else { return .untrusted }
         let keys = names.keys
         // The operator's own list comes first: nothing the server sends widens it.
         guard admits(names) else { return .untrusted }

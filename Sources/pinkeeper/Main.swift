@@ -12,7 +12,12 @@ enum Main {
         HeapSettings.apply()  // before any other thread exists
         OpenSSLExit.skipCleanup()
         do {
-            var command = try Pinkeeper.parseAsRoot()
+            var command: ParsableCommand
+            do {
+                command = try Pinkeeper.parseAsRoot()
+            } catch {
+                exitOnUsageError(error)
+            }
             if let asyncCommand = command as? AsyncParsableCommand {
                 try setUpRuntime()
                 nonisolated(unsafe) var running = asyncCommand  // handed to the pool, never touched here again
@@ -23,6 +28,19 @@ enum Main {
         } catch {
             Pinkeeper.exit(withError: error)
         }
+    }
+
+    /// `validate` is a reader's command line, which programs and the conformance runners match:
+    /// every usage error is one line, `pinkeeper: usage: …`, and 64, as in every reader. The
+    /// other commands keep ArgumentParser's own output; help and --version are not errors.
+    private static func exitOnUsageError(_ error: Error) -> Never {
+        let arguments = CommandLine.arguments.dropFirst()
+        guard arguments.first == Validate.configuration.commandName, Pinkeeper.exitCode(for: error) != .success else {
+            Pinkeeper.exit(withError: error)
+        }
+        let message = Pinkeeper.message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? "invalid arguments"
+        StandardError.write("pinkeeper: usage: \(message) (see pinkeeper validate --help)\n")
+        Pinkeeper.exit(withError: ExitCode(64))
     }
 
     /// The timer thread every async command may sleep on; without it, one line and EX_OSERR (71).

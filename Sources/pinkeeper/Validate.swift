@@ -11,24 +11,30 @@ struct Validate: ParsableCommand {
         commandName: "validate",
         abstract: "Answer trusted, untrusted or empty for a host's certificate, from the published cache.",
         discussion: """
-            Wultra semantics (PROTOCOL.md §5) against the store's cache file plus its fallback pins, \
-            as reconciled with the configuration's keys (pins of a removed key never count). The \
-            host (--name) decides (§5.1): with a chain, the leaf's common name is consulted too, \
+            Wultra semantics (docs/protocol.md) against the store's cache file plus its fallback pins. \
+            Configured (without --cache-directory): the store of the configuration, its cache file \
+            as reconciled with the configuration's keys (pins of a removed key never count). As a \
+            reader (--cache-directory): no configuration is read; DIR/STORE.json is read exactly as \
+            every reader library reads it, with --fallback-file and --expected-common-name standing \
+            for the store's settings (an empty --expected-common-name given alone admits no name). \
+            The host (--name) decides, in its one spelling (IP literals in canonical text, DNS \
+            names lower-case ASCII without the trailing dot, Punycode for other letters); a spelling \
+            without one form is untrusted. With a chain, the leaf's common name is consulted too, \
             but pinning is skipped only if domainsConfig exempts both names, and pins under either \
-            may match. Names compare by Unicode scalars, ASCII letters case-insensitively; expired \
-            pins never count; with a chain, each pin is compared with the certificate at its \
-            depth. --connect first verifies the chain and the \
-            host name with OpenSSL (against the store's ca_file alone when it has one, else \
-            OpenSSL's default trust, which honours SSL_CERT_FILE), then prints the verified chain \
-            (leaf first, up to the trusted root) with SHA-256 fingerprints and compares the pins \
-            with it; certificates the server sent outside that chain are listed and ignored. \
-            --certificate takes the file's order as the verified chain and verifies nothing.
+            may match. --connect first verifies the chain and the host (an IP literal against the \
+            certificate's addresses, without SNI; a DNS name as SNI and host name) with OpenSSL \
+            (against the store's ca_file alone when it has one, else OpenSSL's default trust, which \
+            honours SSL_CERT_FILE) and compares the pins with the verified chain only. --certificate \
+            takes the file's order as the verified chain and verifies nothing.
 
-            Exit status: 0 trusted; 1 untrusted (or TLS verification failed); 2 empty (no valid pin \
-            for the name: reject, and update the store); 64 usage error or unknown store; 65 bad \
-            data (certificate or cache file content); 66 certificate file missing or unreadable; \
-            68 host not found; 69 cannot connect or handshake failed; 70 internal OpenSSL failure; \
-            74 cache file unreadable; 78 invalid configuration (including an unusable ca_file).
+            The first line of standard output is the answer: trusted, untrusted: …, or empty: …; \
+            details follow. Exit status: 0 trusted; 1 untrusted (or TLS verification failed); 2 \
+            empty (no valid pin for the name: reject, and update the store); 64 usage error or \
+            unknown store; 65 bad data (certificate or cache file content); 66 certificate file \
+            missing or unreadable; 68 host not found; 69 cannot connect or handshake failed; 70 \
+            internal OpenSSL failure; 74 cache or fallback file unreadable or writable by others; \
+            78 invalid configuration. Errors are one line on standard error, `pinkeeper: WORD: …`, \
+            WORD being `usage` or the code of the file refused (invalid-content, missing, …).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -42,11 +48,11 @@ struct Validate: ParsableCommand {
             valueName: "host"))
     var name: String
 
-    @Option(help: "Base64 (or hex) SHA-256 of the DER certificate.")
+    @Option(help: "Base64 (44 characters, padded) or hex (64 digits, colons allowed) SHA-256 of the DER certificate.")
     var fingerprint: String?
 
-    @Option(help: "With --fingerprint: the certificate's position in the verified chain (0 = leaf).")
-    var depth: Int?
+    @Option(help: ArgumentHelp("With --fingerprint: the certificate's position in the verified chain (0 = leaf).", valueName: "n"))
+    var depth: String?
 
     @Option(
         help: ArgumentHelp(
@@ -56,12 +62,23 @@ struct Validate: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Do a TLS handshake with HOST (port 443 unless given) using --name as SNI.",
+            "Do a TLS handshake with HOST (port 443 unless given) and verify it for --name.",
             valueName: "host[:port]"))
     var connect: String?
 
     @Option(help: "With --connect: seconds allowed for connecting and the handshake.")
     var timeout: Int = 10
+
+    @Option(help: ArgumentHelp("Read DIR/STORE.json as a reader library does, without a configuration.", valueName: "dir"))
+    var cacheDirectory: String?
+
+    @Option(help: ArgumentHelp("With --cache-directory: the store's fallback file.", valueName: "file"))
+    var fallbackFile: String?
+
+    @Option(
+        name: .customLong("expected-common-name"),
+        help: ArgumentHelp("With --cache-directory: a name the store admits (repeat for more).", valueName: "name"))
+    var expectedCommonNames: [String] = []
 
     func validate() throws {
         guard !name.isEmpty else { throw ValidationError("--name must be the host a client connects to, not empty") }
@@ -69,169 +86,68 @@ struct Validate: ParsableCommand {
         guard inputs == 1 else { throw ValidationError("give exactly one of --fingerprint, --certificate or --connect") }
         if let depth {
             guard fingerprint != nil else { throw ValidationError("--depth goes with --fingerprint (a chain's depths are its positions)") }
-            guard depth >= 0 else { throw ValidationError("--depth must be 0 (leaf) or more") }
+            guard ValidateArguments.depth(depth) != nil else {
+                throw ValidationError("--depth must be one to nine ASCII digits (0 = leaf), not '\(LogText.escaped(depth))'")
+            }
         }
-        if let fingerprint, Self.digest(fingerprint) == nil {
-            throw ValidationError("--fingerprint must be the base64 (or hex) of a 32-byte SHA-256 digest, not '\(fingerprint)'")
+        if let fingerprint, ValidateArguments.digest(fingerprint) == nil {
+            throw ValidationError(
+                "--fingerprint must be a SHA-256 digest as 44 characters of padded standard base64 or 64 hex digits "
+                    + "(colons between pairs allowed), not '\(LogText.escaped(fingerprint))'")
         }
         if let connect, Endpoint.parse(connect) == nil {
-            throw ValidationError("--connect must be HOST, HOST:PORT or [IPv6]:PORT, not '\(connect)'")
+            throw ValidationError("--connect must be HOST, HOST:PORT or [IPv6]:PORT, not '\(LogText.escaped(connect))'")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second") }
+        if cacheDirectory == nil && (fallbackFile != nil || !expectedCommonNames.isEmpty) {
+            throw ValidationError(
+                "--fallback-file and --expected-common-name go with --cache-directory; without it the configuration sets them")
+        }
     }
 
     func run() throws {
-        let configuration = try global.loadConfiguration()
-        guard let storeConfig = configuration.store(store) else {
-            fail(64, "no store '\(store)' in \(global.configPath)")
-        }
-        let reader: CacheReader
-        do {
-            reader = try storeConfig.pinReader(cacheDirectory: configuration.cacheDirectory)
-        } catch {
-            fail(error.kind == .invalid ? 65 : 74, "store '\(store)': \(error)")
-        }
-
+        let (reader, caFile) = try openReader()
+        guard let host = HostName.canonical(name) else { ValidateReport.refuseSpelling(name) }
+        let report = ValidateReport(store: store, givenName: name, host: host)
+        var names = PeerNames(host: host)
         let verdict: Verdict
-        var names = PeerNames(host: name)
-        if let fingerprint, let digest = Self.digest(fingerprint) {
-            verdict = reader.verdict(host: name, fingerprint: digest, depth: depth ?? 0)
+        if let fingerprint, let digest = ValidateArguments.digest(fingerprint) {
+            verdict = reader.verdict(host: host, fingerprint: digest, depth: depth.flatMap(ValidateArguments.depth) ?? 0)
         } else if let certificate {
             // The file stands for a verified chain: nothing here builds or checks the path.
-            let chain = readChain(certificate)
-            printChain(chain)
+            let chain = ValidateCertificates.readChain(certificate)
+            report.chain(chain)
             names.commonName = chain.first?.commonName
-            verdict = reader.verdict(host: name, verifiedChain: chain)
+            verdict = reader.verdict(host: host, verifiedChain: chain)
         } else if let connect, let endpoint = Endpoint.parse(connect) {
-            let chain = connectAndCheck(host: endpoint.host, port: endpoint.port, caFile: storeConfig.caFile)
+            let connection = ValidateConnection(report: report, store: store, timeout: timeout)
+            let chain = connection.verifiedChain(endpoint, caFile: caFile)
             names.commonName = chain.first?.commonName
-            verdict = reader.verdict(host: name, verifiedChain: chain)
+            verdict = reader.verdict(host: host, verifiedChain: chain)
         } else {
-            fail(64, "give exactly one of --fingerprint, --certificate or --connect")
+            ValidateReport.usage("give exactly one of --fingerprint, --certificate or --connect")
         }
-        report(verdict, names: names, reader: reader)
+        report.finish(verdict, names: names, reader: reader)
     }
 
-    // MARK: Inputs
-
-    private func readChain(_ path: String) -> [Certificate] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read (check its permissions)" : "does not exist"
-            fail(66, "certificate file \(path) \(reason)")
-        }
+    /// The store's reader and CA file: read as any reader reads it with --cache-directory, else
+    /// as the configuration says (its keys reconciled). Exits when the store cannot be used.
+    private func openReader() throws -> (CacheReader, caFile: String?) {
         do {
-            return try Certificate.chain(from: Array(data))
-        } catch {
-            fail(65, "certificate file \(path): \(error)")
-        }
-    }
-
-    /// The chain OpenSSL verified for --name, leaf first; exits when verification fails.
-    private func connectAndCheck(host: String, port: UInt16, caFile: String?) -> [Certificate] {
-        let handshake: TLSHandshake
-        do {
-            handshake = try TLSConnect.handshake(
-                host: host, port: port, serverName: name, caFile: caFile,
-                timeoutSeconds: timeout)
-        } catch {
-            switch error.kind {
-            case .unknownHost: fail(68, error.description)
-            case .unavailable: fail(69, error.description)
-            case .caFile: fail(78, "store '\(store)': ca_file: \(error.description)")
-            case .setup, .cancelled: fail(70, error.description)
+            if let cacheDirectory {
+                // An empty name given alone is a list that admits no name; given with others, no name.
+                let expected = expectedCommonNames.isEmpty ? nil : expectedCommonNames.filter { !$0.isEmpty }
+                let reader = try CacheReader(
+                    store: store, cacheDirectory: cacheDirectory, fallbackFile: fallbackFile, expectedCommonNames: expected)
+                return (reader, nil)
             }
-        }
-        print("connected to \(handshake.peer) (\(handshake.protocolVersion), \(handshake.cipher)), server name \(name)")
-        if let failure = handshake.verificationFailure {
-            print("presented by the server (not verified), in the order sent:")
-            printChain(parse(handshake.presentedChain, "the server's certificate"), verified: false)
-            print("untrusted: TLS verification for '\(name)' failed: \(failure); pins were not consulted")
-            Glibc.exit(1)
-        }
-        // Pins are compared with the path OpenSSL verified, never with what the server sent: a
-        // server may append any public certificate, which path building ignores.
-        print("chain and host name verified for '\(name)'; the verified chain, leaf first:")
-        let verified = parse(handshake.verifiedChain, "the verified chain's certificate")
-        printChain(verified)
-        for der in handshake.presentedChain where !handshake.verifiedChain.contains(der) {
-            guard let extra = try? Certificate(der: der) else { continue }
-            print("not in the verified chain, ignored: \(describe(extra))")
-        }
-        return verified
-    }
-
-    private func parse(_ chain: [[UInt8]], _ what: String) -> [Certificate] {
-        var certificates: [Certificate] = []
-        for (depth, der) in chain.enumerated() {
-            do {
-                certificates.append(try Certificate(der: der))
-            } catch {
-                fail(65, "\(what) at depth \(depth) cannot be parsed: \(error)")
+            let configuration = try global.loadConfiguration()
+            guard let storeConfig = configuration.store(store) else {
+                ValidateReport.usage("no store '\(store)' in \(global.configPath)")
             }
+            return (try storeConfig.pinReader(cacheDirectory: configuration.cacheDirectory), storeConfig.caFile)
+        } catch let error as CacheReaderError {
+            ValidateReport.unusable(error, store: store)
         }
-        return certificates
-    }
-
-    // MARK: Output
-
-    /// One line per certificate: what an operator needs to write a list entry for it. Positions
-    /// are depths only in a verified chain; an unverified one is numbered as `position`.
-    private func printChain(_ chain: [Certificate], verified: Bool = true) {
-        for (index, certificate) in chain.enumerated() {
-            var line = "\(verified ? "depth" : "position") \(index): \(describe(certificate))"
-            if let notAfter = certificate.notAfter { line += "  expires \(notAfter) (\(Timestamp.iso(notAfter)))" }
-            print(line)
-        }
-        if let leafName = chain.first?.commonName, !PinName.same(leafName, name) {
-            print(
-                "note: the leaf's common name '\(LogText.escaped(leafName))' differs from --name '\(LogText.escaped(name))': "
-                    + "pins under either are compared, and pinning is skipped only if domainsConfig exempts both")
-        }
-    }
-
-    private func describe(_ certificate: Certificate) -> String {
-        "\(certificate.subject.isEmpty ? "(empty subject)" : LogText.escaped(certificate.subject))  sha256 \(certificate.fingerprintBase64)"
-    }
-
-    private func report(_ verdict: Verdict, names: PeerNames, reader: CacheReader) -> Never {
-        let described = LogText.escaped(names.described)
-        switch verdict {
-        case .trusted:
-            print("trusted")
-            Glibc.exit(0)
-        case .untrusted:
-            if !reader.admits(names) {
-                print("untrusted: \(described) is not among the expected_common_names of store '\(store)'")
-            } else {
-                print("untrusted: store '\(store)' pins \(described), but not this certificate")
-            }
-            Glibc.exit(1)
-        case .empty:
-            print("empty: store '\(store)' has no valid pin for \(described); reject, and run `pinkeeper update --store \(store)`")
-            Glibc.exit(2)
-        }
-    }
-
-    private func fail(_ status: Int32, _ message: String) -> Never {
-        StandardError.write("pinkeeper: \(message)\n")
-        Glibc.exit(status)
-    }
-
-    // MARK: Parsing
-
-    /// 32 bytes from standard base64 (padded) or hex (colons allowed, as `openssl x509 -fingerprint` prints).
-    static func digest(_ text: String) -> [UInt8]? {
-        if let data = Data(base64Encoded: text), data.count == 32 { return Array(data) }
-        let hex = text.filter { $0 != ":" }
-        guard hex.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
     }
 }

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import socket
 import socketserver
 import ssl
 import sys
@@ -395,9 +396,11 @@ class FixtureServer(ThreadingHTTPServer):
     daemon_threads = True  # hanging handlers must not delay exit
     request_queue_size = 128  # socketserver's 5 drops connections a concurrent pass opens at once
 
-    def __init__(self, port, state, scheme, tls=None):
+    def __init__(self, port, state, scheme, tls=None, address="127.0.0.1"):
         self.state, self.scheme, self.tls = state, scheme, tls
-        super().__init__(("127.0.0.1", port), Handler)
+        # Before the socket is made: ::1 needs an IPv6 one.
+        self.address_family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        super().__init__((address, port), Handler)
 
     def server_bind(self):
         socketserver.TCPServer.server_bind(self)  # skip HTTPServer's reverse-DNS getfqdn()
@@ -446,6 +449,7 @@ def parse_args(argv):
     p.add_argument("--cert", required=True, help="server certificate (chain) PEM")
     p.add_argument("--key", required=True, help="server private key PEM")
     p.add_argument("--port", type=int, default=0, help="HTTPS port, 0 = ephemeral")
+    p.add_argument("--address", default="127.0.0.1", help="loopback address of the HTTPS listener (127.0.0.1 or ::1)")
     p.add_argument("--port-file", help="where to write the HTTPS port once listening")
     p.add_argument("--http-port-file", help="where to write the plain-HTTP port")
     p.add_argument("--verbose", action="store_true", help="log requests and errors to stderr")
@@ -459,7 +463,7 @@ def main(argv=None):
     state = State(os.path.abspath(args.routes), args.verbose, args.keep_alive)
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(args.cert, args.key)
-    servers = [FixtureServer(args.port, state, "https", tls), FixtureServer(0, state, "http")]
+    servers = [FixtureServer(args.port, state, "https", tls, args.address), FixtureServer(0, state, "http")]
     state.ports.update(https_port=servers[0].server_address[1],
                        http_port=servers[1].server_address[1])
     stop = threading.Event()

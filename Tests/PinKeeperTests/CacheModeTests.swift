@@ -68,11 +68,12 @@ struct CacheModeTests {
         #expect(reader.snapshot().cache?.list.pins == [deep])
     }
 
-    @Test("an unknown mode makes the file invalid: a reader cannot know what in it is signed")
+    @Test("an unknown mode is a format this version does not read: a reader cannot know what in it is signed")
     func unknownMode() {
         let data = Sample.document([Sample.entry()], extra: #","pinkeeper":{"format":1,"store":"s","mode":"dynamic","source":"u","updated":1,"nextUpdate":2}"#)
         let error = #expect(throws: PinListError.self) { try CacheFile(json: data) }
-        #expect(error?.reason == "pinkeeper.mode is invalid")
+        #expect(error?.code == .unsupportedFormat)
+        #expect(error?.reason == #"pinkeeper.mode "dynamic" is not a mode this version reads"#)
     }
 
     @Test("a server's list cannot name a key: `key` is read from cache files only")

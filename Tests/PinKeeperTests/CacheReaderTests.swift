@@ -17,9 +17,11 @@ struct CacheReaderTests {
         #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(2), now: now) == .trusted)
         #expect(reader.verdict(host: "api.example.com", fingerprint: Sample.digest(3), now: now) == .untrusted)
         #expect(reader.verdict(host: "other.example.com", fingerprint: Sample.digest(1), now: now) == .empty)
-        // ASCII letters fold (DNS names do); nothing else does, and a wildcard is not expanded.
+        // ASCII letters fold (DNS names do) and one trailing dot goes: the host's one spelling.
         #expect(reader.verdict(host: "API.example.com", fingerprint: Sample.digest(1), now: now) == .trusted)
-        #expect(reader.verdict(host: "api.example.com.", fingerprint: Sample.digest(1), now: now) == .empty)
+        #expect(reader.verdict(host: "api.example.com.", fingerprint: Sample.digest(1), now: now) == .trusted)
+        // A spelling without one form is refused, never looked up as another (unlisted) name.
+        #expect(reader.verdict(host: "api.example.com..", fingerprint: Sample.digest(1), now: now) == .untrusted)
     }
 
     @Test("an expired pin is never trusted; a pin is valid through its expires second")

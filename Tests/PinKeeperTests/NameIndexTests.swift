@@ -42,13 +42,18 @@ struct NameIndexTests {
         // The scan, once: each name's fingerprints (PinName is the comparison the index must keep).
         var byName: [PinName: Set<[UInt8]>] = [:]
         for pin in cached + fallback { byName[PinName(pin.name), default: []].insert(pin.fingerprint) }
-        // An empty host is always untrusted (nothing to decide by), so it is not asked here.
-        for host in names.filter({ !$0.isEmpty }) + ["absent.example", "HOST1.EXAMPLE.COM", "host1.example.com."] {
-            let fingerprints = byName[PinName(host)] ?? []
+        // Each name is asked as the leaf's common name N, beside a host without pins: N is
+        // compared as it is, whatever its letters, while a host is first put in its one form.
+        // An empty name is never asked (an empty host is refused: nothing to decide by).
+        for name in names.filter({ !$0.isEmpty }) + ["absent.example", "HOST1.EXAMPLE.COM", "host1.example.com."] {
+            let fingerprints = byName[PinName(name)] ?? []
             for byte in Array(UInt8(0)..<60) + [99] {  // every fingerprint in use, and one not
                 let expected: Verdict =
                     fingerprints.isEmpty ? .empty : fingerprints.contains(Sample.digest(byte)) ? .trusted : .untrusted
-                #expect(reader.verdict(host: host, fingerprint: Sample.digest(byte), now: now) == expected, "\(host) \(byte)")
+                let answer = reader.verdict(host: "unpinned.example", commonName: name, fingerprint: Sample.digest(byte), now: now)
+                #expect(answer == expected, "\(name) \(byte)")
+                guard HostName.canonical(name) == name else { continue }
+                #expect(reader.verdict(host: name, fingerprint: Sample.digest(byte), now: now) == expected, "\(name) \(byte)")
             }
         }
     }

@@ -102,9 +102,11 @@ final class CacheFixture: @unchecked Sendable {  // the path is immutable; the f
         replace(with: file.encoded())
     }
 
-    func replace(with bytes: Data) {
+    /// `mode`, when given, is set on the temporary file before the rename (as the daemon does).
+    func replace(with bytes: Data, mode: mode_t? = nil) {
         let temp = directory.appendingPathComponent(".\(store).json.tmp")
         _ = FileManager.default.createFile(atPath: temp.path, contents: bytes)
+        if let mode { _ = chmod(temp.path, mode) }
         _ = Glibc.rename(temp.path, path)
     }
 

@@ -171,7 +171,9 @@ struct ValidationTests {
 
     @Test func namesFoldASCIILettersOnly() {
         #expect(verdict([Sample.pin(name, 0x01)], 0x01, name: "API.example.com") == .trusted)
-        #expect(verdict([Sample.pin(name, 0x01)], 0x01, name: "api.example.com.") == .empty)
+        // One trailing dot is part of the host's spelling, not of its one form.
+        #expect(verdict([Sample.pin(name, 0x01)], 0x01, name: "api.example.com.") == .trusted)
+        #expect(verdict([Sample.pin(name + ".", 0x01)], 0x01, name: "api.example.com.") == .empty)
     }
 
     @Test func wildcardIsALiteralName() {

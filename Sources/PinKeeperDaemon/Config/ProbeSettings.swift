@@ -1,3 +1,5 @@
+import PinKeeper
+
 /// `HOST`, `HOST:PORT`, `[IPv6]` or `[IPv6]:PORT` as written in the configuration and on the
 /// command line.
 public struct Endpoint: Sendable, Hashable, CustomStringConvertible {

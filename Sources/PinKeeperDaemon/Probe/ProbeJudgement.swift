@@ -5,6 +5,7 @@ import PinKeeper
 /// every depth), then how long that answer lasts.
 enum ProbeJudgement {
     /// `chain` is the chain OpenSSL verified, leaf first; never what the server merely sent.
+    /// `name` is the probed host in its one spelling (`HostName.canonical`).
     static func judge(
         chain: [Certificate], name: String, reader: CacheReader, threshold: Int64,
         now: Int64

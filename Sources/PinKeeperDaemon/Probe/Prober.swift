@@ -19,11 +19,19 @@ public struct Prober: Sendable {
         trust: Result<TLSClientContext, TLSConnectError>? = nil
     ) async -> ProbeRecord {
         let address = target.connectTo ?? target.endpoint
+        // The host the server must prove and the pins are looked up under, in its one spelling:
+        // another spelling of a listed address must never be judged as an unlisted name.
+        guard let host = HostName.canonical(target.name) else {
+            return ProbeRecord(
+                target: target.id, outcome: .error, checked: clock.now(),
+                reason: "the probed host '\(target.name)' is a spelling that is refused (zone id, leading zeros, empty label): "
+                    + "write it in its one form in the store's probe list")
+        }
         let handshake: TLSHandshake
         do {
             let context = try (trust ?? Result { () throws(TLSConnectError) in try TLSClientContext(caFile: store.probe.caFile) }).get()
             handshake = try await TLSConnect.handshake(
-                host: address.host, port: address.port, serverName: target.name,
+                host: address.host, port: address.port, serverName: host,
                 context: context, timeoutSeconds: Int(store.policy.requestTimeout))
         } catch {
             let reason = error.kind == .caFile ? "probe_ca_file: \(error.description)" : error.description
@@ -34,7 +42,7 @@ public struct Prober: Sendable {
             let leaf = handshake.presentedChain.first.flatMap { try? Certificate(der: $0) }
             return ProbeRecord(
                 target: target.id, outcome: .error, checked: now,
-                reason: "TLS verification for \(target.name) failed: \(handshake.verificationFailure ?? "")",
+                reason: "TLS verification for \(host) failed: \(handshake.verificationFailure ?? "")",
                 peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
         }
         var chain: [Certificate] = []
@@ -56,7 +64,7 @@ public struct Prober: Sendable {
                 peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
         }
         let (outcome, reason) = ProbeJudgement.judge(
-            chain: chain, name: target.name, reader: reader,
+            chain: chain, name: host, reader: reader,
             threshold: store.policy.expirationUpdateThreshold, now: now)
         return ProbeRecord(
             target: target.id, outcome: outcome, checked: now, reason: reason, peer: handshake.peer,

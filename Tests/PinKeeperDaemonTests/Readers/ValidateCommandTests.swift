@@ -73,7 +73,7 @@ struct ValidateCommandTests {
             let result = world.run("validate", ["--store", "banking", "--name", "localhost", "--certificate", file])
             #expect(result.status == 0, "\(file): \(result.stderr)")
             #expect(result.stdout.contains("depth 0: CN=localhost  sha256 \(OpenSSL.fingerprint(pem: Self.server))"))
-            #expect(result.stdout.hasSuffix("trusted\n"))
+            #expect(result.stdout.hasPrefix("trusted\n"))
         }
         let unpinned = world.run("validate", ["--store", "banking", "--name", "localhost", "--certificate", Self.wrongName])
         #expect(unpinned.status == 1)

@@ -19,8 +19,9 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
             keyFile: TestEnvironment.certificate("\(certificate).key"), keepAlive: keepAlive)
     }
 
-    /// Serves the PEM certificates in `certificateFile`, leaf first, exactly as the file lists them.
-    init(certificateFile: String, keyFile: String, keepAlive: Bool = false) throws {
+    /// Serves the PEM certificates in `certificateFile`, leaf first, exactly as the file lists them,
+    /// on `address` (127.0.0.1, or ::1).
+    init(certificateFile: String, keyFile: String, keepAlive: Bool = false, address: String = "127.0.0.1") throws {
         directory = TestEnvironment.temporaryDirectory("server")
         routes = directory.appendingPathComponent("routes")
         try FileManager.default.createDirectory(at: routes, withIntermediateDirectories: true)
@@ -32,7 +33,7 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
                 "python3", TestEnvironment.fixtures.appendingPathComponent("pinserver.py").path,
                 "--routes", routes.path,
                 "--cert", certificateFile, "--key", keyFile,
-                "--port-file", portFile.path, "--http-port-file", httpPortFile.path,
+                "--port-file", portFile.path, "--http-port-file", httpPortFile.path, "--address", address,
             ]
             + (keepAlive ? ["--keep-alive"] : [])
         process.standardOutput = FileHandle.nullDevice

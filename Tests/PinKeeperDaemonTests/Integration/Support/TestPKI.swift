@@ -29,15 +29,15 @@ final class TestPKI: @unchecked Sendable {  // the directory is immutable; files
 
     /// A server certificate `name.pem` (and `name.key`) for `host` (DNS name, and CN unless
     /// `commonName` chooses another, as a certificate's holder may; default `localhost`) and
-    /// 127.0.0.1, signed by `issuer`.
-    func leaf(_ name: String, issuer: String, host: String = "localhost", commonName: String? = nil) {
+    /// `addresses` (IP SANs), signed by `issuer`.
+    func leaf(_ name: String, issuer: String, host: String = "localhost", commonName: String? = nil, addresses: [String] = ["127.0.0.1"]) {
         make(
             name, commonName: commonName ?? host, issuer: issuer,
             extensions: """
                 basicConstraints=critical,CA:FALSE
                 keyUsage=critical,digitalSignature
                 extendedKeyUsage=serverAuth
-                subjectAltName=DNS:\(host),IP:127.0.0.1
+                subjectAltName=DNS:\(host)\(addresses.map { ",IP:\($0)" }.joined())
 
                 """)
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from typing import AbstractSet, Callable, Iterable, Optional, Sequence, Tuple
 
+from .host import canonical_host
 from .pins import DomainsConfig, Pin, fold_name
 
 
@@ -25,8 +26,12 @@ def peer_names(host: str, common_name: Optional[str] = None) -> Tuple[str, ...]:
     and had the platform verify the certificate for, then N, the leaf's common name, unless it
     is absent or the same name. H always takes part: N is chosen by the certificate's holder, so
     it may add pins to compare but never lift the requirement to match one. An empty H leaves
-    nothing to decide by: `decide` answers UNTRUSTED and `admits` False, whatever N is."""
-    host = fold_name(host)
+    nothing to decide by: `decide` answers UNTRUSTED and `admits` False, whatever N is.
+
+    H is put in its one form here (`canonical_host`), the one place every question passes: a
+    spelling with no one form (`127.000.000.001`, a zone id) becomes the empty H, answered
+    UNTRUSTED; the one form is already lower case. N is the certificate's own text, folded."""
+    host = canonical_host(host) or ""
     if common_name is None:
         return (host,)
     common_name = fold_name(common_name)

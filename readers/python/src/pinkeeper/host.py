@@ -10,6 +10,7 @@ spelling that has none is refused (never looked up).
 
 from __future__ import annotations
 
+import re
 import string
 from typing import List, Optional
 
@@ -18,6 +19,10 @@ _DECIMAL_DIGITS = frozenset(string.digits)
 #: Dots that IDNA would map to ".": a name holding one is refused, never mapped.
 _OTHER_DOTS = frozenset("\u3002\uff0e\uff61")
 _ASCII_LETTERS_FOLDED = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+#: What most hosts are, and what the steps below leave as it is: lower-case ASCII labels, none
+#: empty, no trailing dot, the last with a character other than a digit and not starting with
+#: "0x" (so not an IPv4 literal). One regular expression instead of the steps, at every question.
+_ALREADY_ONE_FORM = re.compile(r"(?:[a-z0-9_-]+\.)*(?!0x)[a-z0-9_-]*[a-z_-][a-z0-9_-]*")
 
 
 def canonical_host(name: str) -> Optional[str]:
@@ -27,6 +32,8 @@ def canonical_host(name: str) -> Optional[str]:
     other character becomes its Punycode A-label as written (no IDNA mapping or normalisation)."""
     if not isinstance(name, str) or not name:
         return None
+    if _ALREADY_ONE_FORM.fullmatch(name):
+        return name
     if name.startswith("["):
         return _ipv6(name[1:-1]) if name.endswith("]") and len(name) >= 2 else None
     if ":" in name:

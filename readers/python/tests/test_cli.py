@@ -59,7 +59,8 @@ def test_trusted_untrusted_empty(setup, pki):
     assert (untrusted.returncode, untrusted.stdout) == (1, f"untrusted: store '{STORE}' pins '{NAME}', but not this certificate\n")
     empty = python_cli("validate", *common(setup), "--name", "old.example.com", "--fingerprint", pki.pinned.fingerprint)
     assert empty.returncode == 2
-    assert empty.stdout == f"empty: store '{STORE}' has no valid pin for 'old.example.com'; reject, and run `pinkeeper update --store {STORE}`\n"
+    assert empty.stdout == (f"empty: store '{STORE}' has no valid pin for 'old.example.com'; reject, and run "
+                            f"`pinkeeper update --store {STORE}`\n")
 
 
 def test_hex_fingerprint_depth_and_certificates(setup, pki):

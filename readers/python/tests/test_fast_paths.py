@@ -108,7 +108,8 @@ VARIANTS = {
     "signature": [None, "null", '"s"', "1", "[]", '"s", "signature": "t"', '"s", "signature": "t", "signature": "u"'],
     # Which key verified the entry: not used by a reader, but known, so checked as signature is.
     "key": [None, "null", '"k"', "1", "true", "{}", '["k"]', '"k", "key": "l"', '"k", "k\\u0065y": "l"', 'null, "key": null'],
-    "x": [None, "1, \"x\": [2]", "1, \"x\": [2], \"x\": {\"z\": 3}", '"\\ud800"', '"\\udc00\\ud800"', '"\\ud83d\\ude00"', '"\\uD83D\\uDE00"',
+    "x": [None, "1, \"x\": [2]", "1, \"x\": [2], \"x\": {\"z\": 3}", '"\\ud800"', '"\\udc00\\ud800"', '"\\ud83d\\ude00"',
+          '"\\uD83D\\uDE00"',
           '"\\\\ud800"', '"\\\\\\ud800"', "NaN", "-Infinity", "1, \"\\ud800\": 1", deep(MAXIMUM_DEPTH - 3),
           deep(MAXIMUM_DEPTH - 2), "1, \"x\": " + deep(MAXIMUM_DEPTH - 2), '{"y": ' + deep(MAXIMUM_DEPTH - 4) + "}",
           '{"y": ' + deep(MAXIMUM_DEPTH - 3) + "}", '{"\\udfff": 1}',

@@ -250,7 +250,7 @@ def test_cache_document_helper_writes_a_valid_cache(tmp_path):
     assert CacheReader(STORE, cache_directory=str(tmp_path)).cache.store == STORE
 
 
-# The two names of PROTOCOL.md §5.1 and how names compare.
+# The two names (docs/protocol.md, "the host decides") and how names compare.
 
 def test_names_fold_ascii_letters_and_nothing_else():
     from pinkeeper.pins import fold_name
@@ -304,7 +304,7 @@ def test_expected_names_admit_the_host_or_the_common_name(cache_dir):
     assert reader.verdict("api.example.com", FP1, now=NOW, common_name="www.example.com") is Verdict.TRUSTED
 
 
-# An empty host (PROTOCOL.md §5.1): nothing to decide by, so every question answers untrusted.
+# An empty host (docs/protocol.md, "the host decides"): nothing to decide by, so every question answers untrusted.
 
 DER = b"stands for a certificate"
 FP_DER = hashlib.sha256(DER).digest()

@@ -2,7 +2,7 @@
 urllib3, requests and httpx (sync and async). For each: a pinned server passes, an unpinned one
 (same CA, same host name) fails, a pinned certificate served under the wrong host name fails on
 the host name, a store without pins fails as `empty`, and a certificate whose common name is
-not the host cannot use that name to escape the host's pinning (PROTOCOL.md §5.1)."""
+not the host cannot use that name to escape the host's pinning (docs/protocol.md, "the host decides")."""
 
 from __future__ import annotations
 
@@ -364,7 +364,7 @@ def test_root_pin_at_depth_2_matches_the_verified_chain(pki, serve, reader_for):
     assert fetch_socket(server.url, pinned_context(reader, cafile=pki.ca_file)) == BODY
 
 
-# The host decides (PROTOCOL.md §5.1). A certificate wrongly issued for API (in its SAN, so host-name
+# The host decides (docs/protocol.md). A certificate wrongly issued for API (in its SAN, so host-name
 # verification passes) carries whatever common name its holder chose. Pins are looked up under the
 # host the connection verified and under that CN; the CN can add pins to compare, never lift the
 # host's requirement to match one.

@@ -104,7 +104,7 @@ def now() -> int:
 
 class CacheReader:
     """Answers "may I trust this TLS peer?" for a long-running process from one store's cache
-    file plus the store's fallback pins, with Wultra's semantics as PROTOCOL.md §5 and §5.1 decide
+    file plus the store's fallback pins, with Wultra's semantics as docs/protocol.md decides
     them: by the host the client verified and the leaf's common name.
 
     Every question first lstats the file; it is read and parsed again only when its device,
@@ -135,7 +135,7 @@ class CacheReader:
 
     # Questions
     #
-    # Each takes the two names of PROTOCOL.md §5.1. `host` (H) is the host the client connected
+    # Each takes the two names of docs/protocol.md ("the host decides"). `host` (H) is the host the client connected
     # to and had the platform verify the certificate for (URL host, SNI, `server_hostname`); it
     # always takes part. `common_name` (N) is the leaf's most specific common name, when the leaf
     # is known; pins under it are compared too, but it never lifts a requirement H has. Names

@@ -17,7 +17,7 @@ _ASCII_LETTERS_FOLDED = str.maketrans(string.ascii_uppercase, string.ascii_lower
 
 
 def fold_name(name: str) -> str:
-    """A name as every pinkeeper reader compares names (PROTOCOL.md §5.1): its Unicode scalars
+    """A name as every pinkeeper reader compares names (docs/protocol.md, "the host decides"): its Unicode scalars
     with A-Z folded to a-z and nothing else changed; two names are the same name when their folds
     are equal. Not str.lower(), upper() or casefold(): lower() and casefold() turn the Kelvin
     sign U+212A into "k", upper() makes the dotless "ı" an "I", and DNS folds ASCII letters only.
@@ -73,8 +73,9 @@ class PinList:
 
 def parse_pin_list(document: Any) -> PinList:
     """A parsed JSON document as a list. Every entry needs a string `name`, a standard-base64
-    `fingerprint` of 32 bytes and an integer `expires`; `depth` is an optional integer >= 0.
-    Unknown members are ignored at every level."""
+    `fingerprint` of 32 bytes and an integer `expires`; `depth` is an optional integer >= 0;
+    `signature` and `key` are optional strings (or null), not used here but checked as every
+    reader checks them. A member given twice is refused; unknown members are ignored at every level."""
     root = _object(document, "the document")
     entries = member(root, "fingerprints", "fingerprints")
     if not isinstance(entries, list):

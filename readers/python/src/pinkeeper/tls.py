@@ -3,8 +3,9 @@
 `pinned_context(reader)` is an `ssl.SSLContext` for clients that verifies the chain and the host
 name exactly as `ssl.create_default_context()` does, and then, once the handshake succeeded,
 checks the server's certificates against the store's pins before any application data is sent.
-Pins are looked up under the host the handshake verified and the leaf's common name (PROTOCOL.md
-§5.1); a connection without a verified host name is refused. The context refuses to have its
+Pins are looked up under the host the handshake verified, in its one form (`canonical_host`), and
+the leaf's common name (docs/protocol.md); a connection without a verified host name, or whose
+host has no one form (`127.000.000.001`, a zone id), is refused. The context refuses to have its
 verification weakened (`check_hostname`, `verify_mode`, `hostname_checks_common_name`): OpenSSL
 fixes them for a connection when its socket is wrapped, so a change made and undone in between
 could otherwise pass an unverified host.
@@ -55,7 +56,7 @@ def pinned_context(reader: CacheReader, *, cafile: Optional[str] = None, capath:
     """A client context with the platform's default verification (or only the given CAs, as
     `ssl.create_default_context` takes them) plus the pins of `reader`.
 
-    Pins are looked up under two names (PROTOCOL.md §5.1): the host the connection verified
+    Pins are looked up under two names (docs/protocol.md, "the host decides"): the host the connection verified
     (`server_hostname`), always, and the leaf certificate's common name (the most specific CN, as
     Wultra's clients use). `common_name`, when given, is consulted instead of the leaf's CN: an
     operator's fixed name in place of the one the certificate's holder chose. It never replaces

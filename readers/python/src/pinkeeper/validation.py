@@ -1,4 +1,4 @@
-"""The answer to "may I trust this TLS peer?" (PROTOCOL.md §5 and §5.1), as the Swift `PinValidator`."""
+"""The answer to "may I trust this TLS peer?" (docs/protocol.md, "the host decides"), as the Swift `PinValidator`."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def decide(pins: Iterable[Pin], names: Tuple[str, ...], now: int, matches: Calla
     those names, and `expected_common_names` the store's list folded; `matches` returns None
     when a pin does not apply to what was presented (another depth), else whether it matched."""
     # Without the host the client verified, only the name the certificate's holder chose would
-    # be left to decide by (PROTOCOL.md §5.1): an empty H is refused, whatever N and the store say.
+    # be left to decide by (docs/protocol.md, "the host decides"): an empty H is refused, whatever N and the store say.
     if not names[0]:
         return Verdict.UNTRUSTED
     # The operator's expected names first: nothing the server sends widens them.

@@ -201,3 +201,18 @@ def test_an_insecure_fallback_file_names_the_store_the_file_and_the_fix(setup, p
     assert (result.returncode, result.stdout) == (74, "")
     assert result.stderr == (f"pinkeeper: insecure-permissions: store '{STORE}': {fallback} is writable by other users "
                              "(mode 0646), who could plant pins in it: refused until they cannot write it (chmod o-w)\n")
+
+
+def test_a_name_that_is_not_utf8_is_untrusted_and_printed_escaped(setup, pki):
+    # The bytes reach Python as surrogates: no one form (never looked up), and escaped when printed.
+    result = python_cli("validate", *common(setup), "--name", os.fsdecode(b"api\xff.example.com"),
+                        "--fingerprint", pki.pinned.fingerprint)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith("untrusted: 'api\\udcff.example.com' has no one spelling"), result.stdout
+
+
+def test_one_empty_expected_name_admits_nothing(setup, pki):
+    result = python_cli("validate", *common(setup), "--expected-common-name=", "--name", NAME,
+                        "--fingerprint", pki.pinned.fingerprint)
+    assert (result.returncode, result.stdout) == (1, f"untrusted: '{NAME}' is not among the expected_common_names "
+                                                     f"of store '{STORE}'\n")

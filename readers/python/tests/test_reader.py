@@ -331,6 +331,28 @@ def test_an_empty_host_is_untrusted_in_every_question(cache_dir, tmp_path):
         assert not reader.admits("", common_name=common_name)
 
 
+def test_an_empty_common_name_names_nothing(cache_dir):
+    # Pinned under the empty name and expected as the empty name: a leaf whose CN is empty
+    # neither matches those pins nor gets past the expected names.
+    cache_dir(pin("", base64.b64encode(FP_DER).decode()), pin("api.example.com", B64[FP1]))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory, expected_common_names=["", "api.example.com"])
+    assert reader.verdict("api.example.com", FP_DER, now=NOW, common_name="") is Verdict.UNTRUSTED
+    only_empty = CacheReader(STORE, cache_directory=cache_dir.directory, expected_common_names=[""])
+    assert not only_empty.admits("www.example.com", common_name="")
+    assert only_empty.verdict("www.example.com", FP_DER, now=NOW, common_name="") is Verdict.UNTRUSTED
+
+
+def test_refused_spellings_are_never_looked_up(cache_dir):
+    # Listed under the spelling itself and exempt by domainsConfig: still untrusted, and not admitted.
+    cache_dir(pin("127.000.000.001", B64[FP1]), pin("fe80::1%eth0", B64[FP1]), mode="challenge",
+              domains_config=domains_config(False, {"127.000.000.001": False}))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    for spelling in ("127.000.000.001", "fe80::1%eth0", "api..example.com", "api\u3002example.com"):
+        assert reader.verdict(spelling, FP1, now=NOW) is Verdict.UNTRUSTED, spelling
+        assert not reader.admits(spelling)
+    assert reader.verdict("unlisted.example", FP2, now=NOW) is Verdict.TRUSTED  # the exemption does work
+
+
 def test_an_empty_host_is_untrusted_even_without_pins_or_with_expected_names(tmp_path):
     assert CacheReader(STORE, cache_directory=str(tmp_path)).verdict("", FP1, now=NOW) is Verdict.UNTRUSTED  # not empty
     (tmp_path / f"{STORE}.json").write_text(json.dumps(cache_document([pin("gw.example", B64[FP1])])))

@@ -224,9 +224,12 @@ def _checked_usage(arguments) -> Tuple[Optional[bytes], int]:
 def validate(arguments) -> int:
     fingerprint, depth = _checked_usage(arguments)
     store, name = arguments.store, arguments.name
+    # One empty --expected-common-name stands for an empty list (no name is admitted); an empty
+    # name is never one to admit.
+    expected = None if arguments.expected is None else [name for name in arguments.expected if name]
     try:
         reader = CacheReader(store, cache_directory=arguments.cache_directory, fallback_file=arguments.fallback_file,
-                             expected_common_names=arguments.expected)
+                             expected_common_names=expected)
     except CacheReaderError as error:
         return fail(EXIT_STATUS[error.kind], f"{error.code}: store '{store}': {error}")
     if fingerprint is not None:
@@ -285,6 +288,11 @@ def fail(status: int, message: str) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    # A name from the command line may hold bytes that are not UTF-8 (surrogates in Python):
+    # escaped when printed, never a UnicodeEncodeError instead of the verdict.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     top = parser()
     arguments = top.parse_args(argv)
     try:

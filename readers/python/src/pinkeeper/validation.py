@@ -32,7 +32,8 @@ def peer_names(host: str, common_name: Optional[str] = None) -> Tuple[str, ...]:
     spelling with no one form (`127.000.000.001`, a zone id) becomes the empty H, answered
     UNTRUSTED; the one form is already lower case. N is the certificate's own text, folded."""
     host = canonical_host(host) or ""
-    if common_name is None:
+    # An empty common name names nothing: never a name to admit or to look pins up under.
+    if not common_name:
         return (host,)
     common_name = fold_name(common_name)
     return (host,) if common_name == host else (host, common_name)

@@ -107,11 +107,13 @@ class CacheReader:
     file plus the store's fallback pins, with Wultra's semantics as docs/protocol.md decides
     them: by the host the client verified and the leaf's common name.
 
-    Every question first lstats the file; it is read and parsed again only when its device,
-    inode, size or modification time changed (the daemon replaces it atomically, so each version
-    has a new inode). A missing file means no cached pins. A symlink at the path is never
-    followed: it is refused like any other unusable version. A version that cannot be used leaves
-    the last good pins in use, and `problem` says why. Safe to share between threads.
+    Every question first lstats the file; it is read and parsed again only when its identity
+    changed (`files.file_identity`: the daemon replaces it atomically, so each version has a new
+    inode). A missing file means no cached pins. A symlink at the path is never followed, and a
+    file that other users may write, or in a directory they may write without the sticky bit, is
+    never read: each is refused like any other unusable version, with its error `code`. A version
+    that cannot be used leaves the last good pins in use, and `problem` says why. Every question
+    puts the host in its one form first (`validation.peer_names`). Safe to share between threads.
     """
 
     def __init__(self, store: str, cache_directory: str = DEFAULT_CACHE_DIRECTORY,

@@ -606,3 +606,27 @@ def test_an_address_spelled_otherwise_finds_its_own_pins(pki, serve, reader_for,
                             domains_config=domains_config(True, {}))
         assert fetch_spelled(pinned_context(reader, cafile=pki.ca_file), address, server.port,
                              spelling).startswith(b"HTTP/1.0 200")
+
+
+URL_SPELLINGS = [("::1", "[0:0:0:0:0:0:0:1]"), ("::1", "[::0:1]"), ("::1", "[0000::1]"),
+                 ("127.0.0.1", "127.000.000.001"), ("127.0.0.1", "127.0.0.01")]
+
+
+@pytest.mark.parametrize("fetch", CLIENTS[2:], ids=lambda f: f.__name__[6:])
+@pytest.mark.parametrize("address, spelling", URL_SPELLINGS, ids=[spelling for _, spelling in URL_SPELLINGS])
+def test_http_libraries_refuse_another_spelling_of_a_pinned_address(fetch, address, spelling, pki, serve, reader_for,
+                                                                     address_leaf):
+    # The same attack through a URL: urllib3 and requests hand the spelling to the TLS stack as
+    # it is, and the pinned context refuses; httpx refuses a padded IPv4 URL itself.
+    server = serve(address_leaf[address], address=address)
+    context = pinned_context(address_reader(reader_for, pki.pinned), cafile=pki.ca_file)
+    with pytest.raises(Exception) as raised:
+        fetch(f"https://{spelling}:{server.port}/secret", context)
+    server.stop()
+    assert server.paths == [], "the request was sent to an unpinned server"
+    if fetch in (fetch_httpx, fetch_httpx_async) and spelling in REFUSED:
+        assert type(raised.value).__name__ == "InvalidURL" and "Invalid IPv4 address" in str(raised.value)
+        return
+    error = pinning_error(raised.value)
+    assert error.verdict is Verdict.UNTRUSTED
+    assert ("has no one spelling" in str(error)) if spelling in REFUSED else (error.host == address), str(error)

@@ -4,6 +4,8 @@
 set -euo pipefail
 
 packages=(libcurl4-openssl-dev libssl-dev libsystemd-dev pkg-config openssl python3 systemd jq tinyproxy tini "$@")
+# faketime: the conformance runners freeze each command's clock at a case's time (validate has no time option).
+packages+=(faketime)
 # The Java reader (readers/java): Jackson and JUnit 5 jars under /usr/share/java, and a JDK unless one is on PATH.
 packages+=(libjackson2-databind-java junit5)
 command -v javac >/dev/null 2>&1 || packages+=(default-jdk-headless)

@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
-# Runs the Python reader's tests (readers/python): the conformance table, the TLS helpers against
-# servers on loopback, and the command line compared with the Swift binary given as $1.
+# Runs the Python reader's tests (readers/python): the conformance table through the library and
+# through its command line (under faketime), the TLS helpers against servers on loopback.
 # Then, when a Python 3.13 or newer is on this machine, the same tests again with it: only 3.13+
 # gives the verified chain that depth >= 1 pins need (older ones fail closed; both are tested).
-# Run from the repository root: scripts/test-python.sh .build/debug/pinkeeper
+# Run from the repository root: scripts/test-python.sh [PATH-TO-SWIFT-pinkeeper]
+# (the Swift binary is no longer used here: the shared harness compares every command line with it).
 set -euo pipefail
 
-binary="${1:?usage: scripts/test-python.sh PATH-TO-SWIFT-pinkeeper}"
-PINKEEPER_BINARY="$(realpath "$binary")"
-export PINKEEPER_BINARY
 cd readers/python
 python3 -m pytest -q -p no:cacheprovider
 

@@ -7,6 +7,7 @@ import base64
 import datetime
 import hashlib
 import http.server
+import ipaddress
 import json
 import os
 import socket
@@ -43,7 +44,7 @@ class Issued:
         return base64.b64encode(hashlib.sha256(self.der).digest()).decode()
 
 
-def issue(common_name, issuer=None, ca=False, dns_names=()):
+def issue(common_name, issuer=None, ca=False, dns_names=(), ip_addresses=()):
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "pinkeeper tests"),
                          x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
@@ -59,6 +60,8 @@ def issue(common_name, issuer=None, ca=False, dns_names=()):
                .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
                .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
                .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(signer.key.public_key()), critical=False))
+    alternative_names = ([x509.DNSName(name) for name in dns_names]
+                         + [x509.IPAddress(ipaddress.ip_address(address)) for address in ip_addresses])
     if ca:
         builder = builder.add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False,
                                                       key_encipherment=False, data_encipherment=False,
@@ -66,7 +69,7 @@ def issue(common_name, issuer=None, ca=False, dns_names=()):
                                                       encipher_only=False, decipher_only=False), critical=True)
     else:
         builder = (builder
-                   .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in dns_names]), critical=False)
+                   .add_extension(x509.SubjectAlternativeName(alternative_names), critical=False)
                    .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
                    .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False,
                                                 key_encipherment=False, data_encipherment=False,
@@ -136,14 +139,19 @@ class _QuietServer(http.server.ThreadingHTTPServer):
         pass  # clients that refuse the server's certificate drop the connection: expected here
 
 
-class TLSServer:
-    """An HTTPS server on 127.0.0.1 presenting a given chain; stops with the test. `paths` lists
-    every request that arrived."""
+class _QuietServer6(_QuietServer):
+    address_family = socket.AF_INET6
 
-    def __init__(self, certfile: str, keyfile: str):
+
+class TLSServer:
+    """An HTTPS server on 127.0.0.1 (or another loopback address) presenting a given chain; stops
+    with the test. `paths` lists every request that arrived."""
+
+    def __init__(self, certfile: str, keyfile: str, address: str = "127.0.0.1"):
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(certfile, keyfile)
-        self.httpd = _QuietServer(("127.0.0.1", 0), _Handler)
+        self.address = address
+        self.httpd = (_QuietServer6 if ":" in address else _QuietServer)((address, 0), _Handler)
         self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.httpd.paths = []
         self.port = self.httpd.server_address[1]
@@ -172,8 +180,8 @@ class TLSServer:
 def serve(pki):
     servers = []
 
-    def start(leaf: Issued, extra=()):
-        server = TLSServer(*pki.server_files(leaf, extra))
+    def start(leaf: Issued, extra=(), address="127.0.0.1"):
+        server = TLSServer(*pki.server_files(leaf, extra), address=address)
         servers.append(server)
         return server
 

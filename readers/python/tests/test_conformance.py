@@ -1,45 +1,23 @@
-"""The shared conformance table (Tests/Conformance/cases.json), answered by the Python reader
-through real files in a temporary directory."""
+"""The shared conformance table (Tests/Conformance/cases.json), all of it, answered by the Python
+reader through real files in a temporary directory: every case's verdict, the error an explicit
+re-read reports (or that opening the reader reports), every host spelling, and the error codes."""
 
 import base64
-import json
-import os
 import ssl
-from pathlib import Path
 
 import pytest
 
-from pinkeeper import CacheReader, CacheReaderError
+from pinkeeper import ERROR_KINDS, CacheReader, CacheReaderError, canonical_host
+from pinkeeper.cli import EXIT_STATUS
 
-CASES_FILE = Path(__file__).resolve().parents[3] / "Tests" / "Conformance" / "cases.json"
-STORE = "banking"
+from conformance_files import STORE, case_directory, file_content, load_cases, load_document, mode_of, replace, \
+    write_fallback
 
-
-def load_cases():
-    document = json.loads(CASES_FILE.read_text(encoding="utf-8"))
-    assert document["format"] == 1
-    return document["cases"]
-
-
-def replace(path: Path, content: bytes) -> None:
-    """As the daemon does: a temporary file renamed over the cache file (a new inode)."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(content)
-    os.rename(temporary, path)
-
-
-def file_content(case):
-    if "cache" in case:
-        return json.dumps(case["cache"]).encode()
-    if "cache_text" in case:
-        return case["cache_text"].encode()
-    if "cache_base64" in case:
-        return base64.b64decode(case["cache_base64"], validate=True)
-    return None
+CASES = load_cases()
 
 
 def ask(reader: CacheReader, case) -> str:
-    # `name` is H, the verified host; `common_name`, when given, is N, the leaf's CN.
+    # `name` is H as the client handed it over; `common_name`, when given, is N, the leaf's CN.
     question, now = case["question"], case["now"]
     host, common_name = question["name"], question.get("common_name")
     if "fingerprint" in question:
@@ -52,45 +30,74 @@ def ask(reader: CacheReader, case) -> str:
     return reader.verdict_for_certificate(host, der, now=now, common_name=common_name).value
 
 
-def open_reader(directory: Path, case) -> CacheReader:
-    fallback = None
-    if "fallback" in case:
-        fallback = directory / "fallback.json"
-        fallback.write_text(json.dumps(case["fallback"]))
-    return CacheReader(STORE, cache_directory=str(directory), fallback_file=fallback and str(fallback),
+def open_reader(directory, fallback, case) -> CacheReader:
+    return CacheReader(STORE, cache_directory=str(directory), fallback_file=fallback,
                        expected_common_names=case.get("expected_common_names"))
 
 
-@pytest.mark.parametrize("case", load_cases(), ids=lambda case: case["id"])
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case["id"])
 def test_conformance_case(case, tmp_path):
-    cache = tmp_path / f"{STORE}.json"
-    current = file_content(case)
+    directory = case_directory(tmp_path, case)
+    fallback = write_fallback(directory, case)
+    cache, current = directory / f"{STORE}.json", file_content(case)
+    if case["expected"] == "error":
+        # The reader cannot be opened at all: its fallback file is refused.
+        with pytest.raises(CacheReaderError) as raised:
+            open_reader(directory, fallback, case)
+        assert raised.value.code == case["expected_error"], (case["rule"], str(raised.value))
+        return
     if "previous_cache" in case:
-        replace(cache, json.dumps(case["previous_cache"]).encode())
-        reader = open_reader(tmp_path, case)
+        replace(cache, file_content({"cache": case["previous_cache"]}))
+        reader = open_reader(directory, fallback, case)
         ask(reader, case)  # the previous version is read and answers
         if current is None:
             cache.unlink()
         else:
-            replace(cache, current)
+            replace(cache, current, mode_of(case, "cache_mode", 0o644))
     else:
         # Opened before the file exists, so that an invalid first version is a refused update
         # (kept out, `problem` set) rather than an error from the constructor.
-        reader = open_reader(tmp_path, case)
+        reader = open_reader(directory, fallback, case)
         if current is not None:
-            replace(cache, current)
+            replace(cache, current, mode_of(case, "cache_mode", 0o644))
     assert ask(reader, case) == case["expected"], case["rule"]
+    # An explicit re-read of the last version reports the case's error, or nothing.
+    if "expected_error" in case:
+        with pytest.raises(CacheReaderError) as raised:
+            reader.refresh()
+        assert raised.value.code == case["expected_error"], (case["rule"], str(raised.value))
+        assert reader.problem is raised.value
+    else:
+        reader.refresh()
+        assert reader.problem is None
 
 
-def test_the_table_covers_every_question_kind():
-    kinds = {next(k for k in ("fingerprint", "verified_chain", "certificate_pem") if k in c["question"]) for c in load_cases()}
+@pytest.mark.parametrize("row", load_document()["host_spellings"], ids=lambda row: row["id"])
+def test_host_spelling(row):
+    assert canonical_host(row["spelling"]) == row["host"]
+    if row["host"] is not None:
+        assert canonical_host(row["host"]) == row["host"]  # the one form is its own one form
+
+
+def test_the_error_codes_are_the_tables():
+    table = load_document()["error_codes"]
+    assert ERROR_KINDS == {code: entry["kind"] for code, entry in table.items()}
+    assert {code: EXIT_STATUS[kind] for code, kind in ERROR_KINDS.items()} == \
+        {code: entry["status"] for code, entry in table.items()}
+
+
+def test_the_table_covers_every_question_kind_and_file_rule():
+    kinds = {next(k for k in ("fingerprint", "verified_chain", "certificate_pem") if k in c["question"]) for c in CASES}
     assert kinds == {"fingerprint", "verified_chain", "certificate_pem"}
     # Both kinds of question: by the host alone, and by the host with the leaf's common name.
-    assert {"common_name" in c["question"] for c in load_cases()} == {True, False}
+    assert {"common_name" in c["question"] for c in CASES} == {True, False}
+    members = {member for case in CASES for member in case}
+    assert {"cache_mode", "directory_mode", "fallback_mode", "fallback_missing", "previous_cache"} <= members
+    assert {case["expected"] for case in CASES} == {"trusted", "untrusted", "empty", "error"}
 
 
 def test_an_invalid_first_version_is_an_error_from_the_constructor(tmp_path):
     (tmp_path / f"{STORE}.json").write_text("not json{")
     with pytest.raises(CacheReaderError) as raised:
         CacheReader(STORE, cache_directory=str(tmp_path))
-    assert raised.value.kind == "invalid"
+    assert (raised.value.code, raised.value.kind) == ("not-json", "invalid")

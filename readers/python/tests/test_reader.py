@@ -11,23 +11,25 @@ import threading
 import pytest
 
 import pinkeeper.cache
+import pinkeeper.files
 from pinkeeper import CacheReader, CacheReaderError, Verdict
 
 from conftest import STORE, cache_document, domains_config, pin, replace
 
 NOW = 1763770000
+SYMLINK = "{path} is a symlink, which is never followed: remove it, the daemon publishes a regular file there"
 FP1, FP2 = bytes([1]) * 32, bytes([2]) * 32
 B64 = {FP1: base64.b64encode(FP1).decode(), FP2: base64.b64encode(FP2).decode()}
 
 
 def count_reads(monkeypatch):
     reads = []
-    original = pinkeeper.cache._read_file
+    original = pinkeeper.cache.read_file
 
     def counting(path, *args, **kwargs):
         reads.append(path)
         return original(path, *args, **kwargs)
-    monkeypatch.setattr(pinkeeper.cache, "_read_file", counting)
+    monkeypatch.setattr(pinkeeper.cache, "read_file", counting)
     return reads
 
 
@@ -71,7 +73,7 @@ def test_a_directory_or_fifo_at_the_path_is_refused_without_waiting(tmp_path):
     (tmp_path / f"{STORE}.json").mkdir()
     with pytest.raises(CacheReaderError) as raised:
         CacheReader(STORE, cache_directory=str(tmp_path))
-    assert raised.value.kind == "unreadable"
+    assert (raised.value.code, raised.value.kind) == ("not-regular-file", "unreadable")
     fifo_dir = tmp_path / "fifo"
     fifo_dir.mkdir()
     os.mkfifo(fifo_dir / f"{STORE}.json")
@@ -99,12 +101,12 @@ def test_a_symlink_swapped_in_for_the_cache_file_is_never_followed(cache_dir, tm
     assert reader.verdict("api.example.com", FP2, now=NOW) is Verdict.UNTRUSTED
     assert reader.verdict("api.example.com", FP1, now=NOW) is Verdict.TRUSTED
     assert reader.problem is not None and reader.problem.kind == "unreadable"
-    assert str(reader.problem) == f"{path} is a symlink, which is never followed"
+    assert str(reader.problem) == SYMLINK.format(path=path)
     with pytest.raises(CacheReaderError, match="is a symlink, which is never followed"):
         reader.refresh()
     with pytest.raises(CacheReaderError, match="is a symlink, which is never followed") as raised:
         CacheReader(STORE, cache_directory=cache_dir.directory)  # nothing good to keep: an error at start
-    assert raised.value.kind == "unreadable"
+    assert (raised.value.code, raised.value.kind) == ("symlink", "unreadable")
     cache_dir(pin("api.example.com", B64[FP2]))  # the daemon's next version replaces the link
     assert reader.verdict("api.example.com", FP2, now=NOW) is Verdict.TRUSTED and reader.problem is None
 
@@ -116,7 +118,7 @@ def test_a_dangling_symlink_is_refused_not_taken_for_a_missing_file(cache_dir, t
     reader = CacheReader(STORE, cache_directory=cache_dir.directory)
     publish_symlink(path, tmp_path / "nowhere.json")
     assert reader.verdict("api.example.com", FP1, now=NOW) is Verdict.TRUSTED
-    assert str(reader.problem) == f"{path} is a symlink, which is never followed"
+    assert str(reader.problem) == SYMLINK.format(path=path)
 
 
 def test_a_symlink_is_looked_at_once_per_version(cache_dir, tmp_path, monkeypatch):
@@ -140,21 +142,64 @@ def test_the_fallback_file_may_be_a_symlink(tmp_path):
 
 def test_a_file_larger_than_the_limit_is_invalid(cache_dir, monkeypatch):
     cache_dir(pin("api.example.com", B64[FP1]))
-    monkeypatch.setattr(pinkeeper.cache, "MAXIMUM_FILE_SIZE", 64)
-    with pytest.raises(CacheReaderError, match="larger than 64 bytes"):
+    monkeypatch.setattr(pinkeeper.files, "MAXIMUM_FILE_SIZE", 64)
+    with pytest.raises(CacheReaderError, match="larger than 64 bytes") as raised:
         CacheReader(STORE, cache_directory=cache_dir.directory)
+    assert (raised.value.code, raised.value.kind) == ("too-large", "invalid")
 
 
 def test_a_cache_of_another_store_is_an_error_at_start(cache_dir):
     cache_dir(pin("api.example.com", B64[FP1]), store="payments")
-    with pytest.raises(CacheReaderError, match="belongs to store 'payments', not 'banking'"):
+    with pytest.raises(CacheReaderError, match="belongs to store 'payments', not 'banking'") as raised:
         CacheReader(STORE, cache_directory=cache_dir.directory)
+    assert raised.value.code == "wrong-store"
 
 
 def test_a_missing_fallback_file_is_an_error(tmp_path):
     with pytest.raises(CacheReaderError, match="does not exist") as raised:
         CacheReader(STORE, cache_directory=str(tmp_path), fallback_file=str(tmp_path / "nope.json"))
-    assert raised.value.kind == "unreadable"
+    assert (raised.value.code, raised.value.kind) == ("missing", "unreadable")
+
+
+def test_a_cache_file_made_writable_by_others_in_place_is_refused_at_the_next_question(cache_dir):
+    # Same inode, size and modification time: only the change time says the mode moved.
+    path = cache_dir(pin("api.example.com", B64[FP1]))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    assert reader.verdict("api.example.com", FP1, now=NOW) is Verdict.TRUSTED
+    os.chmod(path, 0o666)
+    assert reader.verdict("api.example.com", FP1, now=NOW) is Verdict.TRUSTED  # the last good pins stay
+    assert reader.problem is not None and reader.problem.code == "insecure-permissions"
+    assert str(reader.problem) == (f"{path} is writable by other users (mode 0666), who could plant pins in it: "
+                                   "refused until they cannot write it (chmod o-w)")
+    os.chmod(path, 0o644)
+    assert reader.verdict("api.example.com", FP1, now=NOW) is Verdict.TRUSTED and reader.problem is None
+
+
+def test_refresh_checks_the_directory_again(cache_dir, tmp_path):
+    # A directory's mode is not the file's identity: questions do not see it change, an explicit
+    # re-read does (and a file replaced there is read, and refused, at the next question anyway).
+    cache_dir(pin("api.example.com", B64[FP1]))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    os.chmod(tmp_path, 0o777)
+    with pytest.raises(CacheReaderError, match=r"is in .*, which other users may write \(mode 0777, no sticky bit\)") as raised:
+        reader.refresh()
+    assert raised.value.code == "insecure-permissions"
+    cache_dir(pin("api.example.com", B64[FP2]))
+    assert reader.verdict("api.example.com", FP2, now=NOW) is Verdict.UNTRUSTED
+    os.chmod(tmp_path, 0o1777)  # the sticky bit: others may no longer replace the daemon's files
+    reader.refresh()
+    assert reader.verdict("api.example.com", FP2, now=NOW) is Verdict.TRUSTED
+
+
+def test_a_fallback_symlink_is_checked_where_it_points(tmp_path):
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "fallback.json").write_text(json.dumps({"fingerprints": [pin("api.example.com", B64[FP1])]}))
+    os.symlink(lists / "fallback.json", tmp_path / "fallback.json")
+    os.chmod(lists, 0o777)
+    with pytest.raises(CacheReaderError, match=f"is in {lists}, which other users may write") as raised:
+        CacheReader(STORE, cache_directory=str(tmp_path), fallback_file=str(tmp_path / "fallback.json"))
+    assert raised.value.code == "insecure-permissions"
 
 
 def test_threads_always_see_one_whole_version(cache_dir):
@@ -205,7 +250,7 @@ def test_cache_document_helper_writes_a_valid_cache(tmp_path):
     assert CacheReader(STORE, cache_directory=str(tmp_path)).cache.store == STORE
 
 
-# The two names of PROTOCOL.md §5.1 and how names compare.
+# The two names (docs/protocol.md, "the host decides") and how names compare.
 
 def test_names_fold_ascii_letters_and_nothing_else():
     from pinkeeper.pins import fold_name
@@ -259,7 +304,7 @@ def test_expected_names_admit_the_host_or_the_common_name(cache_dir):
     assert reader.verdict("api.example.com", FP1, now=NOW, common_name="www.example.com") is Verdict.TRUSTED
 
 
-# An empty host (PROTOCOL.md §5.1): nothing to decide by, so every question answers untrusted.
+# An empty host (docs/protocol.md, "the host decides"): nothing to decide by, so every question answers untrusted.
 
 DER = b"stands for a certificate"
 FP_DER = hashlib.sha256(DER).digest()
@@ -284,6 +329,28 @@ def test_an_empty_host_is_untrusted_in_every_question(cache_dir, tmp_path):
                      reader.verdict_for_verified_digests("", [FP_DER], NOW, common_name=common_name)]
         assert questions == [Verdict.UNTRUSTED] * 4, common_name
         assert not reader.admits("", common_name=common_name)
+
+
+def test_an_empty_common_name_names_nothing(cache_dir):
+    # Pinned under the empty name and expected as the empty name: a leaf whose CN is empty
+    # neither matches those pins nor gets past the expected names.
+    cache_dir(pin("", base64.b64encode(FP_DER).decode()), pin("api.example.com", B64[FP1]))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory, expected_common_names=["", "api.example.com"])
+    assert reader.verdict("api.example.com", FP_DER, now=NOW, common_name="") is Verdict.UNTRUSTED
+    only_empty = CacheReader(STORE, cache_directory=cache_dir.directory, expected_common_names=[""])
+    assert not only_empty.admits("www.example.com", common_name="")
+    assert only_empty.verdict("www.example.com", FP_DER, now=NOW, common_name="") is Verdict.UNTRUSTED
+
+
+def test_refused_spellings_are_never_looked_up(cache_dir):
+    # Listed under the spelling itself and exempt by domainsConfig: still untrusted, and not admitted.
+    cache_dir(pin("127.000.000.001", B64[FP1]), pin("fe80::1%eth0", B64[FP1]), mode="challenge",
+              domains_config=domains_config(False, {"127.000.000.001": False}))
+    reader = CacheReader(STORE, cache_directory=cache_dir.directory)
+    for spelling in ("127.000.000.001", "fe80::1%eth0", "api..example.com", "api\u3002example.com"):
+        assert reader.verdict(spelling, FP1, now=NOW) is Verdict.UNTRUSTED, spelling
+        assert not reader.admits(spelling)
+    assert reader.verdict("unlisted.example", FP2, now=NOW) is Verdict.TRUSTED  # the exemption does work
 
 
 def test_an_empty_host_is_untrusted_even_without_pins_or_with_expected_names(tmp_path):

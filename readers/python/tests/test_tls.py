@@ -2,7 +2,7 @@
 urllib3, requests and httpx (sync and async). For each: a pinned server passes, an unpinned one
 (same CA, same host name) fails, a pinned certificate served under the wrong host name fails on
 the host name, a store without pins fails as `empty`, and a certificate whose common name is
-not the host cannot use that name to escape the host's pinning (PROTOCOL.md §5.1)."""
+not the host cannot use that name to escape the host's pinning (docs/protocol.md, "the host decides")."""
 
 from __future__ import annotations
 
@@ -364,7 +364,7 @@ def test_root_pin_at_depth_2_matches_the_verified_chain(pki, serve, reader_for):
     assert fetch_socket(server.url, pinned_context(reader, cafile=pki.ca_file)) == BODY
 
 
-# The host decides (PROTOCOL.md §5.1). A certificate wrongly issued for API (in its SAN, so host-name
+# The host decides (docs/protocol.md). A certificate wrongly issued for API (in its SAN, so host-name
 # verification passes) carries whatever common name its holder chose. Pins are looked up under the
 # host the connection verified and under that CN; the CN can add pins to compare, never lift the
 # host's requirement to match one.
@@ -524,3 +524,109 @@ def test_check_connection_refuses_a_connection_that_names_no_host(cache_dir, pki
         with pytest.raises(PinningError, match="no server_hostname") as raised:
             check_connection(connection, reader)
         assert raised.value.verdict is Verdict.UNTRUSTED and f"'{STORE}'" in str(raised.value)
+
+
+# Attack 1 (docs/protocol.md, "H in one spelling"): OpenSSL matches an IP certificate for any
+# spelling of its address (0000::1 is ::1; it reads 127.000.000.001 as 127.0.0.1). The signed
+# domainsConfig requires pinning for 127.0.0.1 and ::1 and for no unlisted name, and the store pins
+# another certificate there. A reader that looked up the spelling as typed found an unlisted name
+# (not required: trusted) and the request went out to the unpinned server.
+
+ADDRESSES = ("127.0.0.1", "::1")
+SPELLINGS = [("::1", "0:0:0:0:0:0:0:1"), ("::1", "::0:1"), ("::1", "0000::1"),
+             ("127.0.0.1", "127.000.000.001"), ("127.0.0.1", "127.0.0.01")]
+REFUSED = {"127.000.000.001", "127.0.0.01"}  # spellings with no one form: refused, never looked up
+
+
+@pytest.fixture(scope="module")
+def address_leaf(pki):
+    """A leaf valid for one loopback address (an IP SAN) and named by an unlisted common name."""
+    return {address: issue("unlisted.example", pki.intermediate, ip_addresses=[address]) for address in ADDRESSES}
+
+
+def address_reader(reader_for, pinned):
+    return reader_for(*(pin(address, pinned.fingerprint) for address in ADDRESSES), mode="challenge",
+                      domains_config=domains_config(False, {address: True for address in ADDRESSES}))
+
+
+def fetch_spelled(context, address, port, spelling):
+    """A request over a TLS connection to `address` whose verified host is `spelling`."""
+    with socket.create_connection((address, port), timeout=10) as raw:
+        with context.wrap_socket(raw, server_hostname=spelling) as tls:
+            tls.sendall(f"GET /secret HTTP/1.1\r\nHost: {spelling}\r\nConnection: close\r\n\r\n".encode())
+            return tls.recv(4096)
+
+
+def fetch_spelled_http_client(context, address, port, spelling):
+    connection = http.client.HTTPSConnection(spelling, port, context=context, timeout=10)
+    try:
+        connection.request("GET", "/secret")
+        return connection.getresponse().read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("fetch", [fetch_spelled, fetch_spelled_http_client], ids=["socket", "http_client"])
+@pytest.mark.parametrize("address, spelling", SPELLINGS, ids=[spelling for _, spelling in SPELLINGS])
+def test_another_spelling_of_a_pinned_address_is_refused_before_any_data(fetch, address, spelling, pki, serve,
+                                                                          reader_for, address_leaf):
+    server = serve(address_leaf[address], address=address)
+    context = pinned_context(address_reader(reader_for, pki.pinned), cafile=pki.ca_file)
+    with pytest.raises(PinningError) as raised:
+        fetch(context, address, server.port, spelling)
+    server.stop()
+    assert server.paths == [], "the request was sent to an unpinned server"
+    error = raised.value
+    assert error.verdict is Verdict.UNTRUSTED
+    if spelling in REFUSED:
+        assert error.host == spelling and "has no one spelling" in str(error), str(error)
+    else:
+        # Looked up under the address itself: its pins and its domainsConfig entry apply.
+        assert (error.host, error.common_name) == (address, "unlisted.example")
+        assert f"the certificate of '{address}' (certificate common name 'unlisted.example') is not pinned" in str(error)
+
+
+@pytest.mark.parametrize("address, spelling", SPELLINGS, ids=[spelling for _, spelling in SPELLINGS])
+def test_the_stack_verified_the_spelling_as_the_address(address, spelling, pki, serve, reader_for, address_leaf):
+    # The attack is real: the TLS stack alone accepts each spelling for the address's certificate,
+    # so only the pins stand in the way. (A plain context, with the same CA.)
+    server = serve(address_leaf[address], address=address)
+    context = ssl.create_default_context(cafile=pki.ca_file)
+    assert fetch_spelled(context, address, server.port, spelling).startswith(b"HTTP/1.0 200")
+
+
+def test_an_address_spelled_otherwise_finds_its_own_pins(pki, serve, reader_for, address_leaf):
+    # The same spellings pass when the served certificate is the one pinned under the address
+    # (and every name requires pinning: looked up as typed, they found no pin and were refused).
+    for address, spelling in SPELLINGS:
+        if spelling in REFUSED:
+            continue
+        server = serve(address_leaf[address], address=address)
+        reader = reader_for(pin(address, address_leaf[address].fingerprint), mode="challenge",
+                            domains_config=domains_config(True, {}))
+        assert fetch_spelled(pinned_context(reader, cafile=pki.ca_file), address, server.port,
+                             spelling).startswith(b"HTTP/1.0 200")
+
+
+URL_SPELLINGS = [("::1", "[0:0:0:0:0:0:0:1]"), ("::1", "[::0:1]"), ("::1", "[0000::1]"),
+                 ("127.0.0.1", "127.000.000.001"), ("127.0.0.1", "127.0.0.01")]
+
+
+@pytest.mark.parametrize("fetch", CLIENTS[2:], ids=lambda f: f.__name__[6:])
+@pytest.mark.parametrize("address, spelling", URL_SPELLINGS, ids=[spelling for _, spelling in URL_SPELLINGS])
+def test_http_libraries_refuse_another_spelling_of_a_pinned_address(fetch, address, spelling, pki, serve, reader_for,
+                                                                     address_leaf):
+    # The same attack through a URL: urllib3 and requests hand the spelling to the TLS stack as
+    # it is, and the pinned context refuses; httpx refuses a padded IPv4 URL itself.
+    server = serve(address_leaf[address], address=address)
+    context = pinned_context(address_reader(reader_for, pki.pinned), cafile=pki.ca_file)
+    with pytest.raises(Exception) as raised:
+        fetch(f"https://{spelling}:{server.port}/secret", context)
+    server.stop()
+    assert server.paths == [], "the request was sent to an unpinned server"
+    if fetch in (fetch_httpx, fetch_httpx_async) and spelling in REFUSED:
+        assert type(raised.value).__name__ == "InvalidURL" and "Invalid IPv4 address" in str(raised.value)
+        return
+    error = pinning_error(raised.value)
+    assert error.verdict is Verdict.UNTRUSTED
+    assert ("has no one spelling" in str(error)) if spelling in REFUSED else (error.host == address), str(error)

@@ -2,34 +2,26 @@
 
 from __future__ import annotations
 
-import errno
 import hashlib
+import json
 import os
-import stat
 import threading
 import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import validation
+from .errors import CacheReaderError
+from .files import file_identity, read_file
 from .pins import (INT64_MAX, INT64_MIN, DomainsConfig, Pin, PinList, PinListError, fold_name, member, optional_member,
                    parse_pin_list)
 from .strict_json import loads_json
 from .validation import Verdict
 
 FORMAT_VERSION = 1
+#: The values of `pinkeeper.mode` this version reads (None: absent or null, honoured as challenge).
+KNOWN_MODES = (None, "static", "challenge")
 DEFAULT_CACHE_DIRECTORY = "/var/cache/pinkeeper"
-#: A cache file is a few hundred bytes per pin; anything this large is not one.
-MAXIMUM_FILE_SIZE = 64 << 20
-
-
-class CacheReaderError(Exception):
-    """A cache or fallback file that cannot be used: kind "unreadable" (I/O, permissions) or
-    "invalid" (its content), with the path and the reason."""
-
-    def __init__(self, kind: str, path: str, reason: str):
-        super().__init__(f"{path} {reason}")
-        self.kind, self.path, self.reason = kind, path, reason
 
 
 @dataclass(frozen=True)
@@ -48,8 +40,8 @@ class CacheFile:
     def signs_whole_list(self) -> bool:
         """Only a challenge-mode response is signed as a whole. In static mode only
         `name&fingerprint&expires` is signed, so `depth` and `domainsConfig` could have been
-        altered: they must not widen trust. A mode this reader does not know is treated the same."""
-        return self.mode in (None, "challenge")
+        altered: they must not widen trust. A mode this reader does not know is never read."""
+        return self.mode != "static"
 
     @property
     def usable_pins(self) -> Tuple[Pin, ...]:
@@ -61,11 +53,13 @@ class CacheFile:
 
     @classmethod
     def parse(cls, data: bytes) -> "CacheFile":
+        """The file's content, checked; PinListError (with its `code`) when it cannot be used."""
         document = loads_json(data)
         listed = parse_pin_list(document)
         metadata = optional_member(document, "pinkeeper", "the document")
         if metadata is None:
-            raise PinListError('the "pinkeeper" metadata object is missing')
+            raise PinListError('the "pinkeeper" metadata object is missing: this is a Wultra list, not a cache file',
+                               "missing-metadata")
         if not isinstance(metadata, dict):
             raise PinListError("pinkeeper is not an object")
         fields = {}
@@ -78,7 +72,12 @@ class CacheFile:
         if mode is not None and not isinstance(mode, str):
             raise PinListError("pinkeeper.mode is not a string")
         if fields["format"] != FORMAT_VERSION:
-            raise PinListError(f"unsupported cache format {fields['format']}")
+            raise PinListError(f"pinkeeper.format is {fields['format']}, and this reader reads format {FORMAT_VERSION} "
+                               "only (a newer pinkeeper wrote it: update the reader)", "unsupported-format")
+        # Never read as static or challenge: a mode this version does not know may mean anything.
+        if mode not in KNOWN_MODES:
+            raise PinListError(f"pinkeeper.mode is {json.dumps(mode)}, which this reader does not know "
+                               "(it reads \"static\" and \"challenge\": update the reader)", "unsupported-format")
         return cls(listed.pins, listed.domains_config, fields["store"], fields["source"],
                    fields["updated"], fields["nextUpdate"], mode)
 
@@ -86,14 +85,17 @@ class CacheFile:
 def read_fallback(path: str) -> Tuple[Pin, ...]:
     """Pins of a Wultra fallback list (`{"fingerprints": [...]}`). Its `domainsConfig` is
     ignored, as the mobile clients ignore it in fallback data. Unlike the cache file it may be a
-    symlink: it is configuration the operator placed, not a file in a directory a service writes."""
-    read = _read_file(path, follow_symlink=True)
+    symlink: it is configuration the operator placed, not a file in a directory a service writes.
+    It must exist, and other users must not be able to write it (nor its directory)."""
+    read = read_file(path, follow_symlink=True)
     if read is None:
-        raise CacheReaderError("unreadable", path, "does not exist")
+        raise CacheReaderError("missing", path, "does not exist: create the fallback file, or remove the store's "
+                               "fallback_file setting")
     try:
         return parse_pin_list(loads_json(read[0])).pins
     except PinListError as error:
-        raise CacheReaderError("invalid", path, f"is not a Wultra fingerprint list: {error}") from None
+        raise CacheReaderError(error.code, path, f"is not a Wultra fingerprint list ({error}): "
+                               "correct the fallback file") from None
 
 
 def now() -> int:
@@ -102,14 +104,16 @@ def now() -> int:
 
 class CacheReader:
     """Answers "may I trust this TLS peer?" for a long-running process from one store's cache
-    file plus the store's fallback pins, with Wultra's semantics as PROTOCOL.md §5 and §5.1 decide
+    file plus the store's fallback pins, with Wultra's semantics as docs/protocol.md decides
     them: by the host the client verified and the leaf's common name.
 
-    Every question first lstats the file; it is read and parsed again only when its device,
-    inode, size or modification time changed (the daemon replaces it atomically, so each version
-    has a new inode). A missing file means no cached pins. A symlink at the path is never
-    followed: it is refused like any other unusable version. A version that cannot be used leaves
-    the last good pins in use, and `problem` says why. Safe to share between threads.
+    Every question first lstats the file; it is read and parsed again only when its identity
+    changed (`files.file_identity`: the daemon replaces it atomically, so each version has a new
+    inode). A missing file means no cached pins. A symlink at the path is never followed, and a
+    file that other users may write, or in a directory they may write without the sticky bit, is
+    never read: each is refused like any other unusable version, with its error `code`. A version
+    that cannot be used leaves the last good pins in use, and `problem` says why. Every question
+    puts the host in its one form first (`validation.peer_names`). Safe to share between threads.
     """
 
     def __init__(self, store: str, cache_directory: str = DEFAULT_CACHE_DIRECTORY,
@@ -133,7 +137,7 @@ class CacheReader:
 
     # Questions
     #
-    # Each takes the two names of PROTOCOL.md §5.1. `host` (H) is the host the client connected
+    # Each takes the two names of docs/protocol.md ("the host decides"). `host` (H) is the host the client connected
     # to and had the platform verify the certificate for (URL host, SNI, `server_hostname`); it
     # always takes part. `common_name` (N) is the leaf's most specific common name, when the leaf
     # is known; pins under it are compared too, but it never lifts a requirement H has. Names
@@ -170,8 +174,10 @@ class CacheReader:
     # Inspection
 
     def refresh(self) -> None:
-        """Looks at the file now; raises if its current version cannot be used."""
+        """Reads the file again now, changed or not; raises if its current version cannot be used
+        (its permissions, and those of its directory, are checked again too)."""
         with self._lock:
+            self._identity = None
             self._refresh_locked()
             if self.problem is not None:
                 raise self.problem
@@ -205,8 +211,7 @@ class CacheReader:
         try:
             # The link itself, never what it points to: a symlink at the path is a version of its
             # own (refused when read), and a dangling one is not a missing file.
-            info = os.lstat(self.path)
-            identity: object = _identity(info)
+            identity: object = file_identity(os.lstat(self.path))
         except FileNotFoundError:
             identity = "missing"
         except OSError as error:
@@ -216,79 +221,32 @@ class CacheReader:
         if identity == "missing":
             self._set(identity, None, None)
             return
-        if isinstance(identity, tuple) and identity[0] == "failed":
-            self._identity = identity
-            self.problem = CacheReaderError("unreadable", self.path, f"cannot be examined: {os.strerror(identity[1])}")
-            return
         try:
-            read = _read_file(self.path)
+            if isinstance(identity, tuple) and identity[0] == "failed":
+                raise CacheReaderError("io-error", self.path, f"cannot be examined: {os.strerror(identity[1])}")
+            read = read_file(self.path)
             if read is None:
                 self._set("missing", None, None)
                 return
-            data, actual = read
-            try:
-                cache = CacheFile.parse(data)
-            except PinListError as error:
-                raise CacheReaderError("invalid", self.path, f"is not a pinkeeper cache file: {error}") from None
-            if cache.store != self.store:
-                raise CacheReaderError("invalid", self.path, f"belongs to store '{cache.store}', not '{self.store}'")
-            self._set(actual, cache, None)
+            self._set(read[1], self._parse(read[0]), None)
         except CacheReaderError as error:
             # Keep answering from the last good version; remember this one so it is not re-read
             # on every question, and say why it was refused.
             self._identity = identity
             self.problem = error
 
+    def _parse(self, data: bytes) -> CacheFile:
+        try:
+            cache = CacheFile.parse(data)
+        except PinListError as error:
+            raise CacheReaderError(error.code, self.path, f"cannot be used: {error}; the last good pins stay in use "
+                                   f"until the daemon publishes a good version (pinkeeper update --store {self.store})"
+                                   ) from None
+        if cache.store != self.store:
+            raise CacheReaderError("wrong-store", self.path, f"belongs to store '{cache.store}', not '{self.store}': "
+                                   "check the store's cache_directory")
+        return cache
+
     def _set(self, identity: object, cache: Optional[CacheFile], problem: Optional[CacheReaderError]) -> None:
         self._identity, self._cache, self.problem = identity, cache, problem
         self._by_name = self._index(cache)
-
-
-def _identity(info: os.stat_result) -> tuple:
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-
-
-def _read_file(path: str, follow_symlink: bool = False) -> Optional[Tuple[bytes, tuple]]:
-    """The whole file and the identity of what was read (from the open descriptor, so a
-    replacement racing with the read is noticed at the next question). None when missing.
-    Opened non-blocking: a FIFO planted at the path is refused, never waited on. A symlink is
-    refused (O_NOFOLLOW) unless `follow_symlink`, which only the operator's fallback file gets:
-    whoever can write the cache directory must not be able to point the reader elsewhere."""
-    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | (0 if follow_symlink else os.O_NOFOLLOW)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        # O_NOFOLLOW fails with ELOOP on a symlink (EMLINK on FreeBSD); both can mean other things.
-        if not follow_symlink and error.errno in (errno.ELOOP, errno.EMLINK) and _is_symlink(path):
-            raise CacheReaderError("unreadable", path, "is a symlink, which is never followed") from None
-        raise CacheReaderError("unreadable", path, f"cannot be opened: {os.strerror(error.errno or errno.EIO)}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise CacheReaderError("unreadable", path, "is not a regular file")
-        if info.st_size > MAXIMUM_FILE_SIZE:
-            raise CacheReaderError("invalid", path, f"is larger than {MAXIMUM_FILE_SIZE} bytes")
-        chunks, total = [], 0
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError as error:
-                raise CacheReaderError("unreadable", path, f"cannot be read: {os.strerror(error.errno or errno.EIO)}") from None
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > MAXIMUM_FILE_SIZE:
-                raise CacheReaderError("invalid", path, f"is larger than {MAXIMUM_FILE_SIZE} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks), _identity(info)
-    finally:
-        os.close(fd)
-
-
-def _is_symlink(path: str) -> bool:
-    try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
-    except OSError:
-        return False

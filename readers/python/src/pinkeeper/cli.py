@@ -1,8 +1,13 @@
 """`python3 -m pinkeeper validate`: the same question, answer and exit status as `pinkeeper validate`.
 
-Exit status: 0 trusted; 1 untrusted; 2 empty (no valid pin for the name: reject, and update the
-store); 64 usage error; 65 bad data (certificate or cache file content); 66 certificate file
-missing or unreadable; 74 cache or fallback file unreadable.
+Standard output starts with the verdict (`trusted`, `untrusted: ...`, `empty: ...`); the exit
+status is 0 trusted, 1 untrusted, 2 empty (no valid pin for the name: reject, and update the
+store). A cache or fallback file that cannot be used is reported on standard error as
+`pinkeeper: <code>: ...` with the reader's error code, exiting 74 for an unreadable file
+(`missing`, `symlink`, `not-regular-file`, `io-error`, `insecure-permissions`) and 65 for bad
+content (`too-large`, `not-json`, `invalid-content`, `missing-metadata`, `unsupported-format`,
+`wrong-store`). A usage error is `pinkeeper: usage: ...`, exiting 64; a certificate file that
+cannot be read exits 66, one that holds no readable certificate 65.
 """
 
 from __future__ import annotations
@@ -16,11 +21,18 @@ import sys
 from typing import List, Optional, Tuple
 
 from .cache import DEFAULT_CACHE_DIRECTORY, CacheReader, CacheReaderError
+from .host import canonical_host
 from .pins import fold_name
 from .validation import Verdict, describe, escaped
 
 EX_USAGE, EX_DATAERR, EX_NOINPUT, EX_IOERR = 64, 65, 66, 74
+EXIT_STATUS = {"unreadable": EX_IOERR, "invalid": EX_DATAERR}
 STORE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+#: One to nine ASCII digits: no sign, space, "_" or digits of other scripts, which int() would take.
+DEPTH = re.compile(r"[0-9]{1,9}")
+#: Padded standard base64 of 32 bytes, or 64 hex digits, plain or as 32 colon-separated pairs.
+FINGERPRINT_BASE64 = re.compile(r"[A-Za-z0-9+/]{43}=")
+FINGERPRINT_HEX = re.compile(r"[0-9A-Fa-f]{64}|[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){31}")
 
 
 class UsageError(Exception):
@@ -30,50 +42,46 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     # argparse exits 2 on a usage error, which here would read as `empty`.
     def error(self, message):
+        print(f"pinkeeper: usage: {message}", file=sys.stderr)
         self.print_usage(sys.stderr)
-        print(f"Error: {message}", file=sys.stderr)
         sys.exit(EX_USAGE)
 
 
 def parser() -> argparse.ArgumentParser:
-    top = _Parser(prog="python3 -m pinkeeper",
+    # No abbreviations: an option is spelled in full or it is not one.
+    top = _Parser(prog="python3 -m pinkeeper", allow_abbrev=False,
                   description="Check a certificate against the pins pinkeeper publishes.")
     commands = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
     validate = commands.add_parser(
-        "validate", description="Answer trusted, untrusted or empty for a certificate of a host, "
-        "from the published cache (Wultra semantics and PROTOCOL.md §5.1, as `pinkeeper validate`).",
+        "validate", allow_abbrev=False, description="Answer trusted, untrusted or empty for a certificate of a host, "
+        "from the published cache (Wultra semantics and docs/protocol.md, as `pinkeeper validate`).",
         epilog="Exit status: 0 trusted; 1 untrusted; 2 empty (reject, and update the store); 64 usage error; "
-        "65 bad data; 66 certificate file missing or unreadable; 74 cache file unreadable.")
+        "65 bad data; 66 certificate file missing or unreadable; 74 cache or fallback file unreadable.")
     validate.add_argument("--cache-directory", default=DEFAULT_CACHE_DIRECTORY, metavar="DIR",
                           help=f"where the daemon publishes (default {DEFAULT_CACHE_DIRECTORY})")
-    validate.add_argument("--store", required=True, help="the store whose pins decide")
-    validate.add_argument("--name", required=True,
-                          help="the host the certificate was verified for; pins under it, and with --certificate "
-                          "under the leaf's common name too, are compared (names ignore ASCII case only)")
-    validate.add_argument("--fingerprint", help="base64 (or hex) SHA-256 of the DER certificate")
-    validate.add_argument("--depth", type=int, help="with --fingerprint: the certificate's position in its chain (0 = leaf)")
+    validate.add_argument("--store", required=True, metavar="ID", help="the store whose pins decide")
+    validate.add_argument("--name", required=True, metavar="H",
+                          help="the host the certificate was verified for, put in its one form first; pins under "
+                          "it, and with --certificate under the leaf's common name too, are compared")
+    validate.add_argument("--fingerprint", metavar="B64", help="the SHA-256 of the DER certificate: padded "
+                          "standard base64, or 64 hex digits (plain or as colon-separated pairs)")
+    validate.add_argument("--depth", metavar="N", help="with --fingerprint: the certificate's position in its "
+                          "chain (0 = leaf), one to nine digits")
     validate.add_argument("--certificate", metavar="FILE", help="a PEM or DER certificate file; a chain is allowed, leaf first")
     validate.add_argument("--fallback-file", metavar="FILE", help="the store's fallback_file (a Wultra list)")
-    validate.add_argument("--expected-common-name", action="append", metavar="CN", dest="expected",
+    validate.add_argument("--expected-common-name", action="append", metavar="N", dest="expected",
                           help="one of the store's expected_common_names (repeat for each)")
     return top
 
 
 def digest(text: str) -> Optional[bytes]:
-    """32 bytes from standard base64 (padded) or hex (colons allowed, as openssl prints it)."""
-    try:
-        raw = base64.b64decode(text, validate=True)
-        if len(raw) == 32:
-            return raw
-    except (binascii.Error, ValueError):
-        pass
-    hexadecimal = text.replace(":", "")
-    if len(hexadecimal) != 64:
-        return None
-    try:
-        return bytes.fromhex(hexadecimal)
-    except ValueError:
-        return None
+    """32 bytes from padded standard base64, or from hex (colon-separated pairs allowed, as
+    openssl prints it); None for anything else."""
+    if FINGERPRINT_BASE64.fullmatch(text):
+        return binascii.a2b_base64(text)
+    if FINGERPRINT_HEX.fullmatch(text):
+        return bytes.fromhex(text.replace(":", ""))
+    return None
 
 
 def certificate_chain(data: bytes) -> List[bytes]:
@@ -187,61 +195,80 @@ def certificate_common_name(der: bytes) -> Optional[str]:
         raise ValueError("has a common name that is not valid in its string type") from None
 
 
-def validate(arguments) -> int:
-    # An empty host leaves only the certificate's own name to decide by (PROTOCOL.md §5.1); the
+def _checked_usage(arguments) -> Tuple[Optional[bytes], int]:
+    """The --fingerprint digest (None with --certificate) and --depth; UsageError when the
+    options do not make one question."""
+    # An empty host leaves only the certificate's own name to decide by (docs/protocol.md); the
     # reader would answer untrusted, but as `pinkeeper validate` it is refused as a usage error.
     if not arguments.name:
         raise UsageError("--name must be the host a client connects to, not empty")
     if (arguments.fingerprint is None) == (arguments.certificate is None):
         raise UsageError("give exactly one of --fingerprint or --certificate")
+    if not STORE_ID.fullmatch(arguments.store):
+        raise UsageError(f"--store '{escaped(arguments.store)}' is not a store id ([A-Za-z0-9][A-Za-z0-9._-]{{0,63}})")
     if arguments.depth is not None:
         if arguments.fingerprint is None:
             raise UsageError("--depth goes with --fingerprint (a chain's depths are its positions)")
-        if arguments.depth < 0:
-            raise UsageError("--depth must be 0 (leaf) or more")
-    fingerprint = None
-    if arguments.fingerprint is not None:
-        fingerprint = digest(arguments.fingerprint)
-        if fingerprint is None:
-            raise UsageError(f"--fingerprint must be the base64 (or hex) of a 32-byte SHA-256 digest, "
-                             f"not '{arguments.fingerprint}'")
-    if not STORE_ID.fullmatch(arguments.store):
-        raise UsageError(f"--store '{arguments.store}' is not a store id ([A-Za-z0-9][A-Za-z0-9._-]{{0,63}})")
-    store, host = arguments.store, arguments.name
+        if not DEPTH.fullmatch(arguments.depth):
+            raise UsageError(f"--depth must be one to nine digits 0-9 (0 = leaf), not '{escaped(arguments.depth)}'")
+    depth = int(arguments.depth or 0)
+    if arguments.fingerprint is None:
+        return None, depth
+    fingerprint = digest(arguments.fingerprint)
+    if fingerprint is None:
+        raise UsageError("--fingerprint must be the SHA-256 digest as 44 characters of padded standard base64 or "
+                         f"as 64 hex digits (colon-separated pairs allowed), not '{escaped(arguments.fingerprint)}'")
+    return fingerprint, depth
+
+
+def validate(arguments) -> int:
+    fingerprint, depth = _checked_usage(arguments)
+    store, name = arguments.store, arguments.name
+    # One empty --expected-common-name stands for an empty list (no name is admitted); an empty
+    # name is never one to admit.
+    expected = None if arguments.expected is None else [name for name in arguments.expected if name]
     try:
         reader = CacheReader(store, cache_directory=arguments.cache_directory, fallback_file=arguments.fallback_file,
-                             expected_common_names=arguments.expected)
+                             expected_common_names=expected)
     except CacheReaderError as error:
-        return fail(EX_DATAERR if error.kind == "invalid" else EX_IOERR, f"store '{store}': {error}")
-
+        return fail(EXIT_STATUS[error.kind], f"{error.code}: store '{store}': {error}")
     if fingerprint is not None:
         # A bare digest carries no certificate, so no common name: only the host is consulted.
-        return report(reader.verdict(host, fingerprint, arguments.depth or 0), reader, host, None)
+        return report(reader.verdict(name, fingerprint, depth), reader, name, None)
     try:
         with open(arguments.certificate, "rb") as file:
             data = file.read()
     except FileNotFoundError:
-        return fail(EX_NOINPUT, f"certificate file {arguments.certificate} does not exist")
+        return fail(EX_NOINPUT, f"certificate file {arguments.certificate} does not exist: give a PEM or DER file")
     except OSError as error:
         return fail(EX_NOINPUT, f"certificate file {arguments.certificate} cannot be read ({error.strerror})")
     try:
         chain = certificate_chain(data)
         common_name = certificate_common_name(chain[0])
     except ValueError as error:
-        return fail(EX_DATAERR, f"certificate file {arguments.certificate} {error}")
+        return fail(EX_DATAERR, f"certificate file {arguments.certificate} {error}: give a PEM or DER certificate")
     digests = [hashlib.sha256(der).digest() for der in chain]
-    for depth, value in enumerate(digests):
-        print(f"depth {depth}: sha256 {base64.b64encode(value).decode()}")
-    if common_name is not None and fold_name(common_name) != fold_name(host):
+    # As `pinkeeper validate --certificate`: the file's certificates at their positions, as if verified.
+    verdict = reader.verdict_for_verified_digests(name, digests, common_name=common_name)
+    status = report(verdict, reader, name, common_name)
+    for position, value in enumerate(digests):
+        print(f"depth {position}: sha256 {base64.b64encode(value).decode()}")
+    host = canonical_host(name)
+    if host is not None and common_name is not None and fold_name(common_name) != host:
         print(f"note: the leaf's common name '{escaped(common_name)}' differs from --name '{escaped(host)}': "
               "pins under either are compared, and pinning is skipped only if domainsConfig exempts both")
-    # As `pinkeeper validate --certificate`: the file's certificates at their positions, as if verified.
-    return report(reader.verdict_for_verified_digests(host, digests, common_name=common_name), reader, host,
-                  common_name)
+    return status
 
 
-def report(verdict: Verdict, reader: CacheReader, host: str, common_name: Optional[str]) -> int:
-    store, peer = reader.store, describe(host, common_name)
+def report(verdict: Verdict, reader: CacheReader, name: str, common_name: Optional[str]) -> int:
+    """Prints the verdict as the first line and returns the exit status. `name` is --name as given;
+    the messages show the host in its one form, which is what the pins were looked up under."""
+    store, host = reader.store, canonical_host(name)
+    if host is None:
+        print(f"untrusted: {describe(name)} has no one spelling (leading zeros, octal or short IPv4, a zone id, "
+              f"an empty label...), so no pin of store '{store}' can be looked up for it; give its canonical form")
+        return 1
+    peer = describe(host, common_name)
     if verdict is Verdict.TRUSTED:
         print("trusted")
         return 0
@@ -261,10 +288,15 @@ def fail(status: int, message: str) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    # A name from the command line may hold bytes that are not UTF-8 (surrogates in Python):
+    # escaped when printed, never a UnicodeEncodeError instead of the verdict.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     top = parser()
     arguments = top.parse_args(argv)
     try:
         return validate(arguments)
     except UsageError as error:
-        print(f"Error: {error}", file=sys.stderr)
+        print(f"pinkeeper: usage: {error} (see python3 -m pinkeeper validate --help)", file=sys.stderr)
         return EX_USAGE

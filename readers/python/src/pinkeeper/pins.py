@@ -17,7 +17,7 @@ _ASCII_LETTERS_FOLDED = str.maketrans(string.ascii_uppercase, string.ascii_lower
 
 
 def fold_name(name: str) -> str:
-    """A name as every pinkeeper reader compares names (PROTOCOL.md §5.1): its Unicode scalars
+    """A name as every pinkeeper reader compares names (docs/protocol.md, "the host decides"): its Unicode scalars
     with A-Z folded to a-z and nothing else changed; two names are the same name when their folds
     are equal. Not str.lower(), upper() or casefold(): lower() and casefold() turn the Kelvin
     sign U+212A into "k", upper() makes the dotless "ı" an "I", and DNS folds ASCII letters only.
@@ -73,8 +73,9 @@ class PinList:
 
 def parse_pin_list(document: Any) -> PinList:
     """A parsed JSON document as a list. Every entry needs a string `name`, a standard-base64
-    `fingerprint` of 32 bytes and an integer `expires`; `depth` is an optional integer >= 0.
-    Unknown members are ignored at every level."""
+    `fingerprint` of 32 bytes and an integer `expires`; `depth` is an optional integer >= 0;
+    `signature` and `key` are optional strings (or null), not used here but checked as every
+    reader checks them. A member given twice is refused; unknown members are ignored at every level."""
     root = _object(document, "the document")
     entries = member(root, "fingerprints", "fingerprints")
     if not isinstance(entries, list):
@@ -92,10 +93,10 @@ def _plain_pins(entries: list) -> Optional[list]:
     each is then checked on its own by `_checked_pin`, which says what is wrong."""
     if not _types(entries) <= {dict}:
         return None
-    names, encoded, expires, depths, signatures = (list(map(dict.get, entries, repeat(key)))
-                                                   for key in ("name", "fingerprint", "expires", "depth", "signature"))
+    names, encoded, expires, depths, signatures, keys = (
+        list(map(dict.get, entries, repeat(member))) for member in ("name", "fingerprint", "expires", "depth", "signature", "key"))
     if not (_types(names) <= {str} and _types(encoded) <= {str} and _types(expires) <= {int}
-            and _types(depths) <= {int, type(None)} and _types(signatures) <= {str, type(None)}):
+            and _types(depths) <= {int, type(None)} and _types(signatures) | _types(keys) <= {str, type(None)}):
         return None
     depths = [depth or 0 for depth in depths]
     if entries and not (INT64_MIN <= min(expires) and max(expires) <= INT64_MAX
@@ -131,8 +132,9 @@ def _checked_pin(entry: Any, where: str) -> Pin:
     encoded = _string(entry, "fingerprint", where)
     expires = _integer(entry, "expires", where)
     depth = _integer(entry, "depth", where, optional=True)
-    if optional_member(entry, "signature", where) is not None:
-        _string(entry, "signature", where)
+    # Not used here, but known: each must be a string or null, and given once (as every reader checks).
+    _optional_string(entry, "signature", where)
+    _optional_string(entry, "key", where)
     digest = _digest(encoded)
     if digest is None:
         raise PinListError(f"{where}.fingerprint is not the base64 of a 32-byte SHA-256 digest")
@@ -155,6 +157,7 @@ def _domains_config(value: Any) -> Optional[DomainsConfig]:
         at = f"{where}.domains[{index}]"
         domain = _object(domain, at)
         domains.append((_string(domain, "name", at), _boolean(domain, "sslPinningRequired", at)))
+    _optional_string(config, "key", where)  # which key signed it: not used here, but known
     return DomainsConfig(unlisted, tuple(domains))
 
 
@@ -194,6 +197,13 @@ def member(container: dict, key: str, where: str) -> Any:
 def _string(container: dict, key: str, where: str) -> str:
     value = member(container, key, where)
     if not isinstance(value, str):
+        raise PinListError(f"{where}.{key} is not a string")
+    return value
+
+
+def _optional_string(container: dict, key: str, where: str) -> Optional[str]:
+    value = optional_member(container, key, where)
+    if value is not None and not isinstance(value, str):
         raise PinListError(f"{where}.{key} is not a string")
     return value
 

@@ -12,7 +12,17 @@ from typing import Any, Optional
 
 
 class PinListError(ValueError):
-    """Why a document is not a usable fingerprint list; the message names the field."""
+    """Why a document is not a usable fingerprint list; the message names the field. `code` is
+    the reader's error code (errors.ERROR_KINDS): "not-json" for what is not strict JSON,
+    "invalid-content" (the default) for JSON that is not a valid list, and so on."""
+
+    def __init__(self, message: str, code: str = "invalid-content"):
+        super().__init__(message)
+        self.code = code
+
+
+def not_json(reason: str) -> PinListError:
+    return PinListError(f"not valid JSON ({reason})", "not-json")
 
 
 #: The deepest nesting accepted, the document's own object counting as 1 (as the Swift reader).
@@ -57,7 +67,7 @@ def _integer_literal(text: str) -> Any:
 
 
 def _reject_constant(constant: str) -> Any:
-    raise PinListError(f"not valid JSON ({constant} is not a JSON number)")
+    raise not_json(f"{constant} is not a JSON number")
 
 
 def loads_json(data: bytes) -> Any:
@@ -66,11 +76,11 @@ def loads_json(data: bytes) -> Any:
     MAXIMUM_DEPTH levels; a member given twice becomes a `Repeated`. Python's json alone would
     accept the constants and lone surrogates, and keep only a repeated member's last value."""
     if data.startswith(b"\xef\xbb\xbf"):
-        raise PinListError("not valid JSON (starts with a UTF-8 byte order mark)")
+        raise not_json("starts with a UTF-8 byte order mark")
     try:
         text = data.decode("utf-8")  # strict: no invalid, overlong or surrogate sequences
     except UnicodeDecodeError:
-        raise PinListError("not valid JSON (invalid UTF-8)") from None
+        raise not_json("invalid UTF-8") from None
     document = _plain_document(data, text)
     return _checked_document(text) if document is _UNPROVEN else document
 
@@ -81,9 +91,9 @@ def _checked_document(text: str) -> Any:
         document = json.loads(text, object_pairs_hook=_object_from_pairs, parse_constant=_reject_constant,
                               parse_int=_integer_literal)
     except RecursionError:
-        raise PinListError(f"not valid JSON (nested deeper than {MAXIMUM_DEPTH} levels)") from None
+        raise not_json(f"nested deeper than {MAXIMUM_DEPTH} levels") from None
     except json.JSONDecodeError as error:
-        raise PinListError(f"not valid JSON ({error.msg} at character {error.pos})") from None
+        raise not_json(f"{error.msg} at character {error.pos}") from None
     _check_depth(document)
     # The text is strict UTF-8, so a surrogate in a parsed string can only come from an escape
     # \uD800-\uDFFF: without one in the text (the common case) there is nothing to look for.
@@ -161,7 +171,7 @@ def _check_depth(document: Any) -> None:
             return
         depth += 1
         if depth > MAXIMUM_DEPTH:
-            raise PinListError(f"not valid JSON (nested deeper than {MAXIMUM_DEPTH} levels)")
+            raise not_json(f"nested deeper than {MAXIMUM_DEPTH} levels")
         values = list(chain.from_iterable(c.values() if type(c) is dict else c for c in containers))
         repeated = [value.values for value in values if type(value) is Repeated]
         values.extend(chain.from_iterable(repeated))
@@ -174,7 +184,7 @@ def _check_surrogates(document: Any) -> None:
         value = pending.pop()
         if isinstance(value, str):
             if _SURROGATE.search(value):
-                raise PinListError("not valid JSON (a lone surrogate escape)")
+                raise not_json("a lone surrogate escape")
         elif isinstance(value, Repeated):
             pending.extend(value.values)
         elif isinstance(value, dict):

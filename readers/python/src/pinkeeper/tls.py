@@ -3,8 +3,9 @@
 `pinned_context(reader)` is an `ssl.SSLContext` for clients that verifies the chain and the host
 name exactly as `ssl.create_default_context()` does, and then, once the handshake succeeded,
 checks the server's certificates against the store's pins before any application data is sent.
-Pins are looked up under the host the handshake verified and the leaf's common name (PROTOCOL.md
-§5.1); a connection without a verified host name is refused. The context refuses to have its
+Pins are looked up under the host the handshake verified, in its one form (`canonical_host`), and
+the leaf's common name (docs/protocol.md); a connection without a verified host name, or whose
+host has no one form (`127.000.000.001`, a zone id), is refused. The context refuses to have its
 verification weakened (`check_hostname`, `verify_mode`, `hostname_checks_common_name`): OpenSSL
 fixes them for a connection when its socket is wrapped, so a change made and undone in between
 could otherwise pass an unverified host.
@@ -21,6 +22,7 @@ import threading
 from typing import List, Optional
 
 from .cache import CacheReader
+from .host import canonical_host
 from .validation import Verdict, describe
 
 #: Whether this interpreter can give the chain OpenSSL verified (Python 3.13+). Without it only
@@ -54,7 +56,7 @@ def pinned_context(reader: CacheReader, *, cafile: Optional[str] = None, capath:
     """A client context with the platform's default verification (or only the given CAs, as
     `ssl.create_default_context` takes them) plus the pins of `reader`.
 
-    Pins are looked up under two names (PROTOCOL.md §5.1): the host the connection verified
+    Pins are looked up under two names (docs/protocol.md, "the host decides"): the host the connection verified
     (`server_hostname`), always, and the leaf certificate's common name (the most specific CN, as
     Wultra's clients use). `common_name`, when given, is consulted instead of the leaf's CN: an
     operator's fixed name in place of the one the certificate's holder chose. It never replaces
@@ -117,13 +119,14 @@ def check_connection(connection, reader: CacheReader, common_name: Optional[str]
         raise PinningError(_TURNED_OFF.format(what="they are off in this connection's context"))
     if connection.server_side:
         raise PinningError("pinkeeper: pins are checked on client connections only")
-    # H: what check_hostname verified the certificate for. Without it only the certificate's own
-    # CN would be left to decide by, which is the name its holder chose: refuse instead.
+    # H: what check_hostname verified the certificate for, in its one form. Without it only the
+    # certificate's own CN would be left to decide by, which is the name its holder chose: refuse instead.
     host = connection.server_hostname
     if not host:
         raise PinningError(f"pinkeeper: store '{reader.store}' decides by the host name the connection "
                            "verified, and this connection has none (no server_hostname): refused",
                            Verdict.UNTRUSTED)
+    host = _one_spelling(host, reader)
     chain = verified_chain(connection)
     if not chain:
         raise PinningError(f"pinkeeper: the server sent no certificate for {describe(host)} (store '{reader.store}')",
@@ -141,6 +144,20 @@ def check_connection(connection, reader: CacheReader, common_name: Optional[str]
     else:
         message = f"pinkeeper: the certificate of {peer} is not pinned in store '{reader.store}' (untrusted)"
     raise PinningError(message, verdict, name, host)
+
+
+def _one_spelling(verified_host: str, reader: CacheReader) -> str:
+    """H in its one form (docs/protocol.md, "H in one spelling"). OpenSSL matched the certificate
+    to the address or name the spelling stands for (`0000::1` is `::1`, and it reads
+    `127.000.000.001` as `127.0.0.1`): looked up as typed, such a spelling would miss the host's
+    pins and its domainsConfig entry. A spelling without one form is refused, never looked up."""
+    host = canonical_host(verified_host)
+    if host is None:
+        raise PinningError(f"pinkeeper: store '{reader.store}' decides by the host the connection verified, and "
+                           f"{describe(verified_host)} has no one spelling (leading zeros, octal or short IPv4, a "
+                           "zone id...): refused; connect with its canonical form", Verdict.UNTRUSTED, None,
+                           verified_host)
+    return host
 
 
 class _PinCheck:

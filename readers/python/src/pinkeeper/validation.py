@@ -1,10 +1,11 @@
-"""The answer to "may I trust this TLS peer?" (PROTOCOL.md §5 and §5.1), as the Swift `PinValidator`."""
+"""The answer to "may I trust this TLS peer?" (docs/protocol.md, "the host decides"), as the Swift `PinValidator`."""
 
 from __future__ import annotations
 
 import enum
 from typing import AbstractSet, Callable, Iterable, Optional, Sequence, Tuple
 
+from .host import canonical_host
 from .pins import DomainsConfig, Pin, fold_name
 
 
@@ -25,9 +26,14 @@ def peer_names(host: str, common_name: Optional[str] = None) -> Tuple[str, ...]:
     and had the platform verify the certificate for, then N, the leaf's common name, unless it
     is absent or the same name. H always takes part: N is chosen by the certificate's holder, so
     it may add pins to compare but never lift the requirement to match one. An empty H leaves
-    nothing to decide by: `decide` answers UNTRUSTED and `admits` False, whatever N is."""
-    host = fold_name(host)
-    if common_name is None:
+    nothing to decide by: `decide` answers UNTRUSTED and `admits` False, whatever N is.
+
+    H is put in its one form here (`canonical_host`), the one place every question passes: a
+    spelling with no one form (`127.000.000.001`, a zone id) becomes the empty H, answered
+    UNTRUSTED; the one form is already lower case. N is the certificate's own text, folded."""
+    host = canonical_host(host) or ""
+    # An empty common name names nothing: never a name to admit or to look pins up under.
+    if not common_name:
         return (host,)
     common_name = fold_name(common_name)
     return (host,) if common_name == host else (host, common_name)
@@ -79,7 +85,7 @@ def decide(pins: Iterable[Pin], names: Tuple[str, ...], now: int, matches: Calla
     those names, and `expected_common_names` the store's list folded; `matches` returns None
     when a pin does not apply to what was presented (another depth), else whether it matched."""
     # Without the host the client verified, only the name the certificate's holder chose would
-    # be left to decide by (PROTOCOL.md §5.1): an empty H is refused, whatever N and the store say.
+    # be left to decide by (docs/protocol.md, "the host decides"): an empty H is refused, whatever N and the store say.
     if not names[0]:
         return Verdict.UNTRUSTED
     # The operator's expected names first: nothing the server sends widens them.

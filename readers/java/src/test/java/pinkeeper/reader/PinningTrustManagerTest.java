@@ -190,8 +190,9 @@ class PinningTrustManagerTest {
     }
 
     // The host as the URL spells it. JSSE checks the certificate for the name IDN.toASCII makes of
-    // the host (U+3002, U+FF0E and U+FF61 are label separators, fullwidth letters fold to ASCII)
-    // and sends no SNI for a host without an ASCII dot: H must be that name, not the spelling.
+    // a non-ASCII host (U+3002, U+FF0E and U+FF61 are label separators, fullwidth letters fold to
+    // ASCII), while H is the host's one form, which takes a label as written: a host whose one
+    // form is not the name the platform verified (or that has none) is refused, pinned or not.
 
     /** {@code https://HOST:PORT/} through {@code proxy} with HttpsURLConnection; the URL keeps a non-ASCII host as written. */
     static String getSpelledWithUrlConnection(SSLContext context, String host, int port, TunnelProxy proxy) throws IOException {
@@ -213,53 +214,40 @@ class PinningTrustManagerTest {
             "\uFF41\uFF50\uFF49.example.com");           // ASCII dots: SNI is sent, converted
 
     @Test
-    void theHostIsTakenAsTheNameIdnToAsciiMakesOfItAsThePlatformChecksIt() {
-        assertEquals("api.example.com", PinningTrustManager.verifiedName("api\u3002example\u3002com"));
-        assertEquals("api.example.com", PinningTrustManager.verifiedName("\uFF41\uFF50\uFF49\uFF0Eexample\uFF61com"));
-        assertEquals("xn--bcher-kva.example", PinningTrustManager.verifiedName("b\u00fccher.example"));
-        // Nameprep folds what PinName never does: the platform checks kelvin.example for this host.
-        assertEquals("kelvin.example", PinningTrustManager.verifiedName("\u212Aelvin.example"));
-        assertEquals("127.0.0.1", PinningTrustManager.verifiedName("\uFF11\uFF12\uFF17.\uFF10.\uFF10.\uFF11"));
-        // ASCII is kept as it is (IP literals too, which the STD3 rules would refuse).
-        for (String host : List.of("API.Example.com", "localhost", "127.0.0.1", "::1", "[::1]", "xn--bcher-kva.example")) {
-            assertEquals(host, PinningTrustManager.verifiedName(host));
+    void thePlatformsNameIsComparedWithTheOneFormNeverUsedAsIt() {
+        assertEquals("api.example.com", PinningTrustManager.platformName("\uFF41\uFF50\uFF49.example.com"));
+        // Its one form is an A-label of its own: another name, so such a connection is refused.
+        assertEquals("xn--mi7cqau.example.com", HostName.canonicalHost("\uFF41\uFF50\uFF49.example.com"));
+        assertEquals("xn--bcher-kva.example", PinningTrustManager.platformName("b\u00fccher.example"));
+        assertEquals("xn--bcher-kva.example", HostName.canonicalHost("b\u00fccher.example"));
+        // ASCII is matched as it is (IP literals by address).
+        for (String host : List.of("API.Example.com", "localhost", "127.0.0.1", "::1", "[::1]", "0:0:0:0:0:0:0:1")) {
+            assertEquals(host, PinningTrustManager.platformName(host));
         }
-        // No name the platform could have verified: the connection is refused.
-        for (String host : java.util.Arrays.asList(null, "", "a_b.\u4f8b", "\u00AD.example", "-a.\u00e9", "\u200B", "a b.\u4f8b")) {
-            assertNull(PinningTrustManager.verifiedName(host), String.valueOf(host));
+        assertNull(PinningTrustManager.platformName("a_b.\u4f8b"));
+    }
+
+    @Test
+    void aHostSpelledWithMappedCharactersIsRefusedPinnedOrNot() throws Exception {
+        // The certificates are for api.example.com; domainsConfig pins api.example.com and nothing
+        // else, to the gateway's certificate. Judged by the spelling, neither name would need a pin.
+        for (TestPki.Issued served : List.of(attacker, gateway)) {
+            try (TlsServer server = new TlsServer(served, served.certificate()); TunnelProxy proxy = new TunnelProxy()) {
+                SSLContext context = context("api");
+                assertAll(API_SPELLINGS.stream().map(host -> () -> {
+                    IOException error = assertThrows(IOException.class, () -> getSpelledWithUrlConnection(context, host, server.port(), proxy), host);
+                    assertTrue(messages(error).contains("pinkeeper: store 'api' refuses a connection to '" + host + "': "), host + ": " + messages(error));
+                }));
+            }
         }
     }
 
     @Test
-    void aHostSpelledWithUnicodeFullStopsIsJudgedAsTheNameThePlatformVerified() throws Exception {
-        // The certificate is for api.example.com with the CN unlisted.example; domainsConfig pins
-        // api.example.com and nothing else. Judged by the spelling, neither name would need a pin.
-        try (TlsServer server = new TlsServer(attacker, attacker.certificate()); TunnelProxy proxy = new TunnelProxy()) {
-            SSLContext context = context("api");
-            assertAll(API_SPELLINGS.stream().map(host -> () -> {
-                IOException error = assertThrows(IOException.class, () -> getSpelledWithUrlConnection(context, host, server.port(), proxy), host);
-                // ASCII letters keep their case (API。Example。COM is checked as API.Example.COM); names fold them.
-                assertTrue(messages(error).toLowerCase(Locale.ROOT).contains("pinkeeper: store 'api' does not pin the certificate chain of 'api.example.com'"
-                        + " (certificate common name 'unlisted.example') (untrusted)"), host + ": " + messages(error));
-            }));
-        }
-    }
-
-    @Test
-    void aHostSpelledWithUnicodeFullStopsMatchesThePinsOfTheNameThePlatformVerified() throws Exception {
-        try (TlsServer server = new TlsServer(gateway, gateway.certificate()); TunnelProxy proxy = new TunnelProxy()) {
-            SSLContext context = context("api");
-            assertAll(API_SPELLINGS.stream().map(host -> () -> assertEquals(TlsServer.BODY, getSpelledWithUrlConnection(context, host, server.port(), proxy), host)));
-        }
-    }
-
-    @Test
-    void aBareSocketForAHostSpelledWithUnicodeFullStopsIsJudgedAsTheNameThePlatformVerified() throws Exception {
-        try (TlsServer server = new TlsServer(attacker, attacker.certificate());
+    void aBareSocketForAHostSpelledWithUnicodeFullStopsIsRefused() throws Exception {
+        try (TlsServer server = new TlsServer(gateway, gateway.certificate());
              SSLSocket socket = bareSocket(context("api"), server, "api\u3002example\u3002com", "HTTPS")) {
             IOException error = assertThrows(IOException.class, socket::startHandshake);
-            assertTrue(messages(error).contains("does not pin the certificate chain of 'api.example.com' (certificate common name 'unlisted.example')"),
-                    messages(error));
+            assertTrue(messages(error).contains("refuses a connection to 'api\u3002example\u3002com': the host has no one form"), messages(error));
         }
     }
 

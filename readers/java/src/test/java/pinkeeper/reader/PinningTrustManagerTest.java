@@ -2,7 +2,6 @@ package pinkeeper.reader;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -55,6 +54,9 @@ class PinningTrustManagerTest {
     static TestPki.Issued exemptCommonName;
     static TestPki.Issued pinnedElsewhereCommonName;
     static TestPki.Issued gateway;
+    /** For the addresses 127.0.0.1 and ::1 (SAN), with the unlisted CN unlisted.example. */
+    static TestPki.Issued loopbackAttacker;
+    static TestPki.Issued loopbackPinned;
     static Path cacheDirectory;
 
     @BeforeAll
@@ -72,6 +74,8 @@ class PinningTrustManagerTest {
         exemptCommonName = maker.issue("exemptcn", "static.example.com", "api", root);
         pinnedElsewhereCommonName = maker.issue("elsewherecn", "www.example.com", "api", root);
         gateway = maker.issue("gateway", "gw-7.internal.example", "api", root);
+        loopbackAttacker = maker.issue("loopbackattacker", "unlisted.example", "loopback", root);
+        loopbackPinned = maker.issue("loopbackpinned", "unlisted.example", "loopback", root);
 
         cacheDirectory = java.nio.file.Files.createDirectory(directory.resolve("cache"));
         // The leaf store pins, under the leaf's CN, certificates that other checks must still reject.
@@ -91,6 +95,12 @@ class PinningTrustManagerTest {
                         + " {\"name\": \"static.example.com\", \"sslPinningRequired\": false}]},\n",
                 TestCaches.entry("api.example.com", gateway.fingerprintBase64()),
                 TestCaches.entry("www.example.com", pinned.fingerprintBase64())));
+        // "Pin the loopback addresses": 127.0.0.1 and ::1 require pinning, unlisted names do not.
+        TestCaches.publish(cacheDirectory, "loopback", TestCaches.cache("loopback",
+                "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": ["
+                        + "{\"name\": \"127.0.0.1\", \"sslPinningRequired\": true}, {\"name\": \"::1\", \"sslPinningRequired\": true}]},\n",
+                TestCaches.entry("127.0.0.1", loopbackPinned.fingerprintBase64()),
+                TestCaches.entry("::1", loopbackPinned.fingerprintBase64())));
     }
 
     /** A TLS context trusting only the test root, pinned with {@code store}. */
@@ -214,20 +224,6 @@ class PinningTrustManagerTest {
             "\uFF41\uFF50\uFF49.example.com");           // ASCII dots: SNI is sent, converted
 
     @Test
-    void thePlatformsNameIsComparedWithTheOneFormNeverUsedAsIt() {
-        assertEquals("api.example.com", PinningTrustManager.platformName("\uFF41\uFF50\uFF49.example.com"));
-        // Its one form is an A-label of its own: another name, so such a connection is refused.
-        assertEquals("xn--mi7cqau.example.com", HostName.canonicalHost("\uFF41\uFF50\uFF49.example.com"));
-        assertEquals("xn--bcher-kva.example", PinningTrustManager.platformName("b\u00fccher.example"));
-        assertEquals("xn--bcher-kva.example", HostName.canonicalHost("b\u00fccher.example"));
-        // ASCII is matched as it is (IP literals by address).
-        for (String host : List.of("API.Example.com", "localhost", "127.0.0.1", "::1", "[::1]", "0:0:0:0:0:0:0:1")) {
-            assertEquals(host, PinningTrustManager.platformName(host));
-        }
-        assertNull(PinningTrustManager.platformName("a_b.\u4f8b"));
-    }
-
-    @Test
     void aHostSpelledWithMappedCharactersIsRefusedPinnedOrNot() throws Exception {
         // The certificates are for api.example.com; domainsConfig pins api.example.com and nothing
         // else, to the gateway's certificate. Judged by the spelling, neither name would need a pin.
@@ -248,6 +244,83 @@ class PinningTrustManagerTest {
              SSLSocket socket = bareSocket(context("api"), server, "api\u3002example\u3002com", "HTTPS")) {
             IOException error = assertThrows(IOException.class, socket::startHandshake);
             assertTrue(messages(error).contains("refuses a connection to 'api\u3002example\u3002com': the host has no one form"), messages(error));
+        }
+    }
+
+    // Attack 1: another spelling of a pinned address. JSSE matches an IP literal by its value
+    // (0:0:0:0:0:0:0:1 is the SAN's ::1), so a certificate for the address is verified under any
+    // spelling; judged as spelled, the host would be a name domainsConfig does not list, and a
+    // store that pins only its addresses would let it through unpinned. java.net.http.HttpClient
+    // even hands its engine an IPv6 host in InetAddress's long form: before the one form,
+    // https://[::1]/ through it was judged as the unlisted 0:0:0:0:0:0:0:1 (that handshake, and
+    // each bare-socket one below but for ::1 and 127.0.0.1, completed on the reader before it).
+
+    static final List<String> IPV6_SPELLINGS = List.of("0:0:0:0:0:0:0:1", "::0:1", "0000::1", "0:0::1", "[0:0:0:0:0:0:0:1]", "::1");
+    /**
+     * Spellings of 127.0.0.1 that JDK 17's endpoint identification matches with the SAN's
+     * 127.0.0.1 (a handshake for each completed on the reader before the one form); it refuses
+     * 0177.0.0.1 (read as 177.0.0.1) and 0x7f.0.0.1 (a DNS name) by itself.
+     */
+    static final List<String> IPV4_SPELLINGS = List.of("127.1", "127.0.1", "2130706433", "127.000.000.001", "127.0.0.01", "127.0.0.1.");
+
+    /** A TLS handshake on a bare socket to {@code address}, for the peer host {@code spelling}, with HTTPS endpoint identification. */
+    static IOException handshakeFailure(SSLContext context, TlsServer server, java.net.InetAddress address, String spelling) throws IOException {
+        Socket plain = new Socket(address, server.port());
+        try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket(plain, spelling, server.port(), true)) {
+            socket.setSoTimeout(10_000);
+            SSLParameters parameters = socket.getSSLParameters();
+            parameters.setEndpointIdentificationAlgorithm("HTTPS");
+            socket.setSSLParameters(parameters);
+            return assertThrows(IOException.class, socket::startHandshake, spelling + " (SSLSocket)");
+        }
+    }
+
+    @Test
+    void attack1AnotherSpellingOfAPinnedIpv6AddressFailsTheHandshake() throws Exception {
+        java.net.InetAddress loopback6 = java.net.InetAddress.getByName("::1");
+        try (TlsServer server = new TlsServer(loopback6, loopbackAttacker, loopbackAttacker.certificate())) {
+            SSLContext context = context("loopback");
+            assertAll(IPV6_SPELLINGS.stream().map(spelling -> () -> {
+                String expected = "pinkeeper: store 'loopback' does not pin the certificate chain of '::1' (certificate common name 'unlisted.example')";
+                IOException bare = handshakeFailure(context, server, loopback6, spelling);
+                assertTrue(messages(bare).contains(expected), spelling + ": " + messages(bare));
+                String host = spelling.startsWith("[") ? spelling : "[" + spelling + "]";
+                IOException viaClient = assertThrows(IOException.class, () -> getWithHttpClient(context, host, server.port()), spelling + " (HttpClient)");
+                assertTrue(messages(viaClient).contains(expected), spelling + ": " + messages(viaClient));
+                IOException viaConnection = assertThrows(IOException.class, () -> getWithUrlConnection(context, host, server.port()),
+                        spelling + " (HttpsURLConnection)");
+                assertTrue(messages(viaConnection).contains(expected), spelling + ": " + messages(viaConnection));
+            }));
+            assertEquals(0, server.requests(), "a request reached the server");
+        }
+    }
+
+    @Test
+    void attack1AnotherSpellingOfAPinnedIpv4AddressFailsTheHandshake() throws Exception {
+        java.net.InetAddress loopback4 = java.net.InetAddress.getByName("127.0.0.1");
+        try (TlsServer server = new TlsServer(loopback4, loopbackAttacker, loopbackAttacker.certificate())) {
+            SSLContext context = context("loopback");
+            IOException canonical = handshakeFailure(context, server, loopback4, "127.0.0.1");
+            assertTrue(messages(canonical).contains("does not pin the certificate chain of '127.0.0.1'"), messages(canonical));
+            assertAll(IPV4_SPELLINGS.stream().map(spelling -> () -> {
+                IOException error = handshakeFailure(context, server, loopback4, spelling);
+                assertTrue(messages(error).contains("pinkeeper: store 'loopback' refuses a connection to '" + spelling + "': the host has no one form"),
+                        spelling + ": " + messages(error));
+            }));
+            assertEquals(0, server.requests(), "a request reached the server");
+        }
+    }
+
+    @Test
+    void thePinnedCertificateIsTrustedUnderEverySpellingOfItsAddress() throws Exception {
+        java.net.InetAddress loopback6 = java.net.InetAddress.getByName("::1");
+        try (TlsServer server = new TlsServer(loopback6, loopbackPinned, loopbackPinned.certificate())) {
+            SSLContext context = context("loopback");
+            for (String spelling : IPV6_SPELLINGS) {
+                String host = spelling.startsWith("[") ? spelling : "[" + spelling + "]";
+                assertEquals(TlsServer.BODY, getWithHttpClient(context, host, server.port()), spelling);
+                assertEquals(TlsServer.BODY, getWithUrlConnection(context, host, server.port()), spelling);
+            }
         }
     }
 

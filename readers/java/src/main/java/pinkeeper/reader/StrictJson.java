@@ -1,9 +1,12 @@
 package pinkeeper.reader;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonFactoryBuilder;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.io.ContentReference;
+import com.fasterxml.jackson.core.io.IOContext;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -49,7 +52,7 @@ final class StrictJson {
      * is valid JSON whatever the length of a number or a string in a member no reader knows, as
      * in every other reader. Nesting is bounded here, at {@value #MAXIMUM_DEPTH} levels.
      */
-    private static final JsonFactory FACTORY = JsonFactory.builder()
+    private static final JsonFactory FACTORY = new UnlimitedFactory(new JsonFactoryBuilder()
             .streamReadConstraints(StreamReadConstraints.builder()
                     .maxNumberLength(Integer.MAX_VALUE).maxStringLength(Integer.MAX_VALUE).maxNestingDepth(Integer.MAX_VALUE).build())
             .disable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
@@ -57,8 +60,27 @@ final class StrictJson {
             .disable(JsonReadFeature.ALLOW_MISSING_VALUES)
             .disable(JsonReadFeature.ALLOW_UNESCAPED_CONTROL_CHARS)
             .disable(JsonReadFeature.ALLOW_BACKSLASH_ESCAPING_ANY_CHARACTER)
-            .disable(JsonReadFeature.ALLOW_LEADING_ZEROS_FOR_NUMBERS)
-            .build();
+            .disable(JsonReadFeature.ALLOW_LEADING_ZEROS_FOR_NUMBERS));
+
+    /**
+     * A factory whose parsers get its own read limits. Debian 12's Jackson 2.14 carries the 2.15
+     * limits as a security backport, but its factory hands every parser the defaults (1,000 digits,
+     * 20 million characters) whatever it was built with; 2.15 and later do what this does.
+     * Without it a valid file with a 1,001-digit number in an unknown member was "not JSON" here alone.
+     */
+    private static final class UnlimitedFactory extends JsonFactory {
+        private static final long serialVersionUID = 1L;
+
+        UnlimitedFactory(JsonFactoryBuilder builder) {
+            super(builder);
+        }
+
+        @Override
+        protected IOContext _createContext(ContentReference content, boolean resourceManaged) {
+            return new IOContext(streamReadConstraints(), _getBufferRecycler(), content == null ? ContentReference.unknown() : content,
+                    resourceManaged);
+        }
+    }
 
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 

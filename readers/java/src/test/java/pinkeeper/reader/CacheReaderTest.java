@@ -321,6 +321,7 @@ class CacheReaderTest {
         Files.createSymbolicLink(directory.resolve(STORE + ".json"), target);
         CacheReaderException error = assertThrows(CacheReaderException.class, () -> CacheReader.forStore(STORE, directory, null, null));
         assertEquals(CacheReaderException.Kind.UNREADABLE, error.kind());
+        assertEquals("symlink", error.code());
         assertEquals(directory.resolve(STORE + ".json") + " is a symlink, which is never followed", error.getMessage());
         assertThrows(CacheReaderException.class, () -> CacheReader.readCacheFile(directory.resolve(STORE + ".json"), STORE));
 
@@ -337,6 +338,7 @@ class CacheReaderTest {
         CacheReaderException error = assertTimeoutPreemptively(NO_HANG,
                 () -> assertThrows(CacheReaderException.class, () -> CacheReader.forStore(STORE, directory, null, null)));
         assertEquals(CacheReaderException.Kind.UNREADABLE, error.kind());
+        assertEquals("not-regular-file", error.code());
         assertTrue(error.getMessage().endsWith("is not a regular file (a FIFO, device or directory?)"), error.getMessage());
     }
 
@@ -517,6 +519,7 @@ class CacheReaderTest {
         Files.createDirectory(directory.resolve(STORE + ".json"));
         CacheReaderException error = assertThrows(CacheReaderException.class, () -> CacheReader.forStore(STORE, directory, null, null));
         assertEquals(CacheReaderException.Kind.UNREADABLE, error.kind());
+        assertEquals("not-regular-file", error.code());
     }
 
     @Test

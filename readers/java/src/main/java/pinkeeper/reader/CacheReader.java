@@ -299,7 +299,8 @@ public final class CacheReader {
         // descriptor, so the path is looked at again and must still hold that file.
         BasicFileAttributes after = examine(path, links);
         if (after == null || !java.util.Objects.equals(after.fileKey(), attributes.fileKey())) {
-            throw new CacheReaderException(CacheReaderException.Code.IO_ERROR, name, "was replaced while it was read; it is read again at the next question");
+            throw new CacheReaderException(CacheReaderException.Code.IO_ERROR, name,
+                    "was replaced while it was read; it is read again at the next question");
         }
         if (after instanceof PosixFileAttributes posix) FilePermissions.checkFile(posix, name);
         return data;
@@ -470,7 +471,8 @@ public final class CacheReader {
     }
 
     private static CacheReaderException notRegular(String name) {
-        return new CacheReaderException(CacheReaderException.Code.NOT_REGULAR_FILE, name, "is not a regular file (a FIFO, device or directory?)");
+        return new CacheReaderException(CacheReaderException.Code.NOT_REGULAR_FILE, name,
+                "is not a regular file (a FIFO, device or directory?)");
     }
 
     /** The parsed state: the file version it came from and its pins indexed by name. */

@@ -148,8 +148,9 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
         String platform = platformName(peerHost);
         if (!host.equals(HostName.canonicalHost(platform))) {
             throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(peerHost)
-                    + "': the platform verifies the certificate for " + (platform == null ? "no name" : "'" + PinName.escaped(platform) + "'")
-                    + ", another name than the host's one form '" + PinName.escaped(host) + "'; connect by the A-label ('xn--...') of the host");
+                    + "': the platform verifies the certificate for "
+                    + (platform == null ? "no name" : "'" + PinName.escaped(platform) + "'") + ", another name than the host's one form '"
+                    + PinName.escaped(host) + "'; connect by the A-label ('xn--...') of the host");
         }
         String requested = requestedHostName(session);
         if (requested != null && !host.equals(HostName.canonicalHost(requested))) {

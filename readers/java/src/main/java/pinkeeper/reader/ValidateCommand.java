@@ -131,7 +131,9 @@ public final class ValidateCommand {
         if ((fingerprint == null) == (certificate == null)) throw usage("give exactly one of --fingerprint or --certificate");
         if (depth != null) {
             if (fingerprint == null) throw usage("--depth goes with --fingerprint (a chain's depths are its positions)");
-            if (parseDepth(depth) < 0) throw usage("--depth must be one to nine ASCII digits (0 is the leaf), not '" + PinName.escaped(depth) + "'");
+            if (parseDepth(depth) < 0) {
+                throw usage("--depth must be one to nine ASCII digits (0 is the leaf), not '" + PinName.escaped(depth) + "'");
+            }
         }
         if (fingerprint != null && digest(fingerprint) == null) {
             throw usage("--fingerprint must be the padded standard base64 (44 characters) or the hex (64 digits, plain or as 32"
@@ -166,7 +168,8 @@ public final class ValidateCommand {
             case UNTRUSTED -> {
                 if (names.hostRefused()) {
                     out.println("untrusted: --name '" + PinName.escaped(name) + "' has no one form (a short or padded IPv4 address,"
-                            + " a zone id, an empty label, a dot IDNA maps...), so no pin is looked up for it: give the host as clients name it");
+                            + " a zone id, an empty label, a dot IDNA maps...), so no pin is looked up for it:"
+                            + " give the host as clients name it");
                 } else if (!reader.admits(names)) {
                     out.println("untrusted: " + described + " is not among the expected_common_names of store '" + store + "'");
                 } else {

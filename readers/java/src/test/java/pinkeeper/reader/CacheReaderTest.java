@@ -272,17 +272,17 @@ class CacheReaderTest {
     @Test
     void anInvalidFileAtStartIsAnErrorNamingFileAndField() throws Exception {
         String[][] broken = {
-            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, "AAAA")), "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest",
-                "invalid-content"},
+            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, "AAAA")),
+                "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest", "invalid-content"},
             {TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1).replace("=", ""))), "fingerprints[0].fingerprint is not the base64",
                 "invalid-content"},
             {TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1), -1, -2)), "fingerprints[0].depth is negative", "invalid-content"},
-            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1)).replace("4000000000", "4.5")), "fingerprints[0].expires is not an integer",
-                "invalid-content"},
+            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1)).replace("4000000000", "4.5")),
+                "fingerprints[0].expires is not an integer", "invalid-content"},
             {TestCaches.cache(STORE, "", "{\"fingerprint\": \"" + b64(1) + "\", \"expires\": 1}"), "fingerprints[0].name is missing",
                 "invalid-content"},
-            {TestCaches.cache(STORE, "").replace("\"format\": 1", "\"format\": 2"), "pinkeeper.format is 2, a cache format this reader does not read",
-                "unsupported-format"},
+            {TestCaches.cache(STORE, "").replace("\"format\": 1", "\"format\": 2"),
+                "pinkeeper.format is 2, a cache format this reader does not read", "unsupported-format"},
             {TestCaches.cache(STORE, "").replace("\"format\": 1", "\"format\": 1, \"mode\": \"dynamic\""),
                 "pinkeeper.mode is 'dynamic', a mode this reader does not know", "unsupported-format"},
             {"{\"fingerprints\": []}", "the \"pinkeeper\" metadata object is missing", "missing-metadata"},

@@ -231,8 +231,10 @@ class PinningTrustManagerTest {
             try (TlsServer server = new TlsServer(served, served.certificate()); TunnelProxy proxy = new TunnelProxy()) {
                 SSLContext context = context("api");
                 assertAll(API_SPELLINGS.stream().map(host -> () -> {
-                    IOException error = assertThrows(IOException.class, () -> getSpelledWithUrlConnection(context, host, server.port(), proxy), host);
-                    assertTrue(messages(error).contains("pinkeeper: store 'api' refuses a connection to '" + host + "': "), host + ": " + messages(error));
+                    IOException error = assertThrows(IOException.class,
+                            () -> getSpelledWithUrlConnection(context, host, server.port(), proxy), host);
+                    assertTrue(messages(error).contains("pinkeeper: store 'api' refuses a connection to '" + host + "': "),
+                            host + ": " + messages(error));
                 }));
             }
         }
@@ -243,7 +245,8 @@ class PinningTrustManagerTest {
         try (TlsServer server = new TlsServer(gateway, gateway.certificate());
              SSLSocket socket = bareSocket(context("api"), server, "api\u3002example\u3002com", "HTTPS")) {
             IOException error = assertThrows(IOException.class, socket::startHandshake);
-            assertTrue(messages(error).contains("refuses a connection to 'api\u3002example\u3002com': the host has no one form"), messages(error));
+            assertTrue(messages(error).contains("refuses a connection to 'api\u3002example\u3002com': the host has no one form"),
+                    messages(error));
         }
     }
 
@@ -264,7 +267,8 @@ class PinningTrustManagerTest {
     static final List<String> IPV4_SPELLINGS = List.of("127.1", "127.0.1", "2130706433", "127.000.000.001", "127.0.0.01", "127.0.0.1.");
 
     /** A TLS handshake on a bare socket to {@code address}, for the peer host {@code spelling}, with HTTPS endpoint identification. */
-    static IOException handshakeFailure(SSLContext context, TlsServer server, java.net.InetAddress address, String spelling) throws IOException {
+    static IOException handshakeFailure(SSLContext context, TlsServer server, java.net.InetAddress address, String spelling)
+            throws IOException {
         Socket plain = new Socket(address, server.port());
         try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket(plain, spelling, server.port(), true)) {
             socket.setSoTimeout(10_000);
@@ -281,11 +285,13 @@ class PinningTrustManagerTest {
         try (TlsServer server = new TlsServer(loopback6, loopbackAttacker, loopbackAttacker.certificate())) {
             SSLContext context = context("loopback");
             assertAll(IPV6_SPELLINGS.stream().map(spelling -> () -> {
-                String expected = "pinkeeper: store 'loopback' does not pin the certificate chain of '::1' (certificate common name 'unlisted.example')";
+                String expected = "pinkeeper: store 'loopback' does not pin the certificate chain of '::1'"
+                        + " (certificate common name 'unlisted.example')";
                 IOException bare = handshakeFailure(context, server, loopback6, spelling);
                 assertTrue(messages(bare).contains(expected), spelling + ": " + messages(bare));
                 String host = spelling.startsWith("[") ? spelling : "[" + spelling + "]";
-                IOException viaClient = assertThrows(IOException.class, () -> getWithHttpClient(context, host, server.port()), spelling + " (HttpClient)");
+                IOException viaClient = assertThrows(IOException.class, () -> getWithHttpClient(context, host, server.port()),
+                        spelling + " (HttpClient)");
                 assertTrue(messages(viaClient).contains(expected), spelling + ": " + messages(viaClient));
                 IOException viaConnection = assertThrows(IOException.class, () -> getWithUrlConnection(context, host, server.port()),
                         spelling + " (HttpsURLConnection)");
@@ -304,8 +310,8 @@ class PinningTrustManagerTest {
             assertTrue(messages(canonical).contains("does not pin the certificate chain of '127.0.0.1'"), messages(canonical));
             assertAll(IPV4_SPELLINGS.stream().map(spelling -> () -> {
                 IOException error = handshakeFailure(context, server, loopback4, spelling);
-                assertTrue(messages(error).contains("pinkeeper: store 'loopback' refuses a connection to '" + spelling + "': the host has no one form"),
-                        spelling + ": " + messages(error));
+                assertTrue(messages(error).contains("pinkeeper: store 'loopback' refuses a connection to '" + spelling
+                        + "': the host has no one form"), spelling + ": " + messages(error));
             }));
             assertEquals(0, server.requests(), "a request reached the server");
         }

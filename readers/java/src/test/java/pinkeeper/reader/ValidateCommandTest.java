@@ -151,8 +151,8 @@ class ValidateCommandTest {
         TestCaches.publish(directory, "banking", "not json");
         Result invalid = validate("--name", "api.example.com", "--fingerprint", pinnedB64);
         assertEquals(65, invalid.status());
-        assertEquals("pinkeeper: not-json: store 'banking': " + directory.resolve("banking.json") + " is not a pinkeeper cache file: not valid JSON\n",
-                invalid.err());
+        assertEquals("pinkeeper: not-json: store 'banking': " + directory.resolve("banking.json")
+                + " is not a pinkeeper cache file: not valid JSON\n", invalid.err());
         Files.delete(directory.resolve("banking.json"));
         Files.createDirectory(directory.resolve("banking.json"));
         Result directoryThere = validate("--name", "api.example.com", "--fingerprint", pinnedB64);
@@ -199,7 +199,8 @@ class ValidateCommandTest {
         long now = cache.get("now").asLong();
         return ConformanceTest.each(table.get("options"), "options row", row -> {
             Path cacheDirectory = Files.createTempDirectory(directory, "options-");
-            TestCaches.publish(cacheDirectory, cache.get("store").asText() + ".json", CaseFiles.JSON.writeValueAsBytes(cache.get("cache")), 0644);
+            byte[] content = CaseFiles.JSON.writeValueAsBytes(cache.get("cache"));
+            TestCaches.publish(cacheDirectory, cache.get("store").asText() + ".json", content, 0644);
             List<String> arguments = new ArrayList<>(List.of("validate", "--cache-directory", cacheDirectory.toString(),
                     "--store", cache.get("store").asText()));
             for (JsonNode argument : row.get("args")) arguments.add(argument.asText());

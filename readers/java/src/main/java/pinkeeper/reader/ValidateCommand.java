@@ -59,7 +59,13 @@ public final class ValidateCommand {
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err));
+        String[] arguments = CommandArguments.utf8(args);
+        if (arguments == null) {
+            System.err.println("pinkeeper: usage: the arguments hold characters this locale's encoding cannot carry, and they cannot"
+                    + " be read as UTF-8 from /proc/self/cmdline; run with a UTF-8 locale (LC_ALL=C.UTF-8)");
+            System.exit(64);
+        }
+        System.exit(run(arguments, System.out, System.err));
     }
 
     /** Runs the command line and returns its exit status. */

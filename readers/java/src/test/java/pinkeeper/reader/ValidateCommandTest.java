@@ -189,6 +189,31 @@ class ValidateCommandTest {
         }
     }
 
+    @Test
+    void aNonAsciiNameIsReadAsTheUtf8ItWasGivenInAnyLocale() throws Exception {
+        String built = System.getProperty("pinkeeper.jar");
+        assumeTrue(built != null, "no -Dpinkeeper.jar: the jar is tested by make test-java");
+        TestCaches.publish(directory, "banking", TestCaches.cache("banking",
+                "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": ["
+                        + "{\"name\": \"xn--bcher-kva.example\", \"sslPinningRequired\": true}]},\n",
+                TestCaches.entry("xn--bcher-kva.example", pinnedB64)));
+        Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
+        // Under the C locale Java decodes argv as ASCII: bücher.example would be b??cher.example,
+        // an unlisted name that domainsConfig leaves unpinned.
+        for (String locale : List.of("C", "C.UTF-8")) {
+            ProcessBuilder builder = new ProcessBuilder(java.toString(), "-jar", built, "validate", "--cache-directory",
+                    directory.toString(), "--store", "banking", "--name", "b\u00fccher.example", "--fingerprint", CacheReaderTest.b64(3))
+                    .redirectErrorStream(true);
+            builder.environment().put("LC_ALL", locale);
+            builder.environment().put("LANG", locale);
+            Process process = builder.start();
+            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(1, process.exitValue(), locale + ": " + output);
+            assertEquals("untrusted: store 'banking' pins 'xn--bcher-kva.example', but not this certificate\n", output, locale);
+        }
+    }
+
     // The shared table (Tests/Conformance/cases.json): every options row and every case's
     // expected_command, through the command's entry point with the case's "now".
 

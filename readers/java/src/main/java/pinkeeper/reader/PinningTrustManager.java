@@ -40,6 +40,9 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * Client certificates are checked by the platform trust manager alone.
  */
 public final class PinningTrustManager extends X509ExtendedTrustManager {
+    /** How the one form of an IPv4-mapped IPv6 address starts (its IPv4 address follows, dotted). */
+    private static final String IPV4_MAPPED = "::ffff:";
+
     private final CacheReader pins;
     private final X509ExtendedTrustManager platform;
     private final VerifiedPath paths;
@@ -150,7 +153,7 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
             throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(peerHost)
                     + "': the platform verifies the certificate for "
                     + (platform == null ? "no name" : "'" + PinName.escaped(platform) + "'") + ", another name than the host's one form '"
-                    + PinName.escaped(host) + "'; connect by the A-label ('xn--...') of the host");
+                    + PinName.escaped(host) + "'; connect by the name the certificate is verified for");
         }
         String requested = requestedHostName(session);
         if (requested != null && !host.equals(HostName.canonicalHost(requested))) {
@@ -165,12 +168,18 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
      * none. Its host name check and {@code SNIHostName} convert a non-ASCII host with
      * {@code IDN.toASCII}, which maps (U+3002 as a dot, fullwidth letters, nameprep's case
      * folding): {@code \uFF41pi.example.com} is checked as {@code api.example.com}, while its one
-     * form is an A-label of its own. This is only compared with the one form, never used as H, so
-     * a host the two read differently is refused. ASCII hosts are matched as they are (IPv6
-     * literals by address, which their one form is too).
+     * form is an A-label of its own. And it matches an IPv4-mapped IPv6 literal as the IPv4
+     * address ({@code InetAddress} makes {@code ::ffff:127.0.0.1} an {@code Inet4Address}), so a
+     * certificate for 127.0.0.1 is verified for it, while its one form is {@code ::ffff:127.0.0.1}.
+     * This name is only compared with the one form, never used as H, so a host the two read
+     * differently is refused. Other ASCII hosts are matched as they are (IPv6 literals by
+     * address, which their one form is too).
      */
     static String platformName(String peerHost) {
-        if (HostName.isAscii(peerHost)) return peerHost;
+        if (HostName.isAscii(peerHost)) {
+            String host = HostName.canonicalHost(peerHost);
+            return host != null && host.startsWith(IPV4_MAPPED) && host.indexOf('.') > 0 ? host.substring(IPV4_MAPPED.length()) : peerHost;
+        }
         try {
             return IDN.toASCII(peerHost, IDN.USE_STD3_ASCII_RULES);
         } catch (IllegalArgumentException e) {

@@ -57,5 +57,8 @@ class HostNameTest {
             assertEquals(host, PinningTrustManager.platformName(host));
         }
         assertNull(PinningTrustManager.platformName("a_b.\u4f8b"));
+        // JSSE matches an IPv4-mapped literal as the IPv4 address.
+        assertEquals("127.0.0.1", PinningTrustManager.platformName("::FFFF:7f00:1"));
+        assertEquals("::ffff:127.0.0.1", HostName.canonicalHost("::FFFF:7f00:1"));
     }
 }

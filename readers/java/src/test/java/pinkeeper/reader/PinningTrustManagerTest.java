@@ -266,7 +266,8 @@ class PinningTrustManagerTest {
      */
     static final List<String> IPV4_SPELLINGS = List.of("127.1", "127.0.1", "2130706433", "127.000.000.001", "127.0.0.01", "127.0.0.1.");
     /** IPv4-mapped spellings of 127.0.0.1, which JDK 17's endpoint identification matches with the SAN's 127.0.0.1 as well. */
-    static final List<String> IPV4_MAPPED_SPELLINGS = List.of("::ffff:127.0.0.1", "::FFFF:7f00:1", "[::ffff:127.0.0.1]", "0:0:0:0:0:ffff:7f00:1");
+    static final List<String> IPV4_MAPPED_SPELLINGS =
+            List.of("::ffff:127.0.0.1", "::FFFF:7f00:1", "[::ffff:127.0.0.1]", "0:0:0:0:0:ffff:7f00:1");
 
     /** A TLS handshake on a bare socket to {@code address}, for the peer host {@code spelling}, with HTTPS endpoint identification. */
     static IOException handshakeFailure(SSLContext context, TlsServer server, java.net.InetAddress address, String spelling)

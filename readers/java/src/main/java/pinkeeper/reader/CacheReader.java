@@ -26,7 +26,7 @@ import java.util.concurrent.TimeoutException;
 /**
  * Answers "may I trust this TLS peer?" for a long-running process, from one store's published
  * cache file ({@code <cache_directory>/<store>.json}) plus the store's fallback pins, with
- * Wultra's semantics as PROTOCOL.md §5.1 reads them: by the host the client verified (H) and the
+ * Wultra's semantics as docs/protocol.md ("the host decides") reads them: by the host the client verified (H) and the
  * leaf's common name (N), see {@link PeerNames} and {@link PinValidator}.
  *
  * <p>Every question first {@code stat}s the file; it is read and parsed again only when its
@@ -105,7 +105,7 @@ public final class CacheReader {
     //
     // Every question names H, the host the client connected to and had its TLS stack verify the
     // certificate for (never a name taken from the certificate alone), and, when the chain is
-    // known, N, the leaf's common name: PROTOCOL.md §5.1, "the host decides". The methods that
+    // known, N, the leaf's common name: docs/protocol.md, "the host decides". The methods that
     // take a String name ask about the host alone, except verdictForChain(String, List), which
     // has the leaf and so takes N from it. Names compare as PinName does.
 

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The two names a TLS peer is judged by (PROTOCOL.md §5.1, "the host decides").
+ * The two names a TLS peer is judged by (docs/protocol.md, "the host decides").
  *
  * <p>H, {@link #host()}: the host the client connected to and had the platform verify the
  * certificate for (the URL host, the SNI name), put in its one form by {@link HostName#canonicalHost}

@@ -35,7 +35,7 @@ import javax.net.ssl.X509ExtendedTrustManager;
  *   <li>PKIX builds the verified certification path from the leaf to one of the platform's trust
  *       anchors (the certificates the server sent serve only as candidates);</li>
  *   <li>H, the leaf's most specific common name N and that path, leaf first, go to the
- *       {@link CacheReader} (PROTOCOL.md §5.1): anything but {@link Verdict#TRUSTED} fails the handshake.</li>
+ *       {@link CacheReader} (docs/protocol.md, "the host decides"): anything but {@link Verdict#TRUSTED} fails the handshake.</li>
  * </ol>
  * Client certificates are checked by the platform trust manager alone.
  */
@@ -93,7 +93,7 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
 
     /**
      * Always refuses: without a socket or engine no host name was verified, and deciding by the
-     * certificate's own common name is the bypass PROTOCOL.md §5.1 closes. JSSE never calls this
+     * certificate's own common name is the bypass docs/protocol.md ("the host decides") closes. JSSE never calls this
      * for a trust manager given to {@code SSLContext.init}; other code has to pass the connection.
      */
     @Override

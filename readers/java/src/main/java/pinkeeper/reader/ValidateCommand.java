@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * {@code java -jar pinkeeper-reader.jar validate ...}: the answer of {@code pinkeeper validate}
  * from this reader, with the same output and exit statuses (0 trusted, 1 untrusted, 2 empty,
  * 64 usage, 65 bad data, 66 certificate file missing or unreadable, 74 cache file unreadable).
- * {@code --name} is the host H (PROTOCOL.md §5.1); with {@code --certificate} the leaf's common
+ * {@code --name} is the host H (docs/protocol.md, "the host decides"); with {@code --certificate} the leaf's common
  * name is N, with {@code --fingerprint} there is no certificate and H alone decides.
  */
 public final class ValidateCommand {

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The trust manager against real TLS servers on loopback, through the JDK's two HTTP clients:
  * pins are checked on top of chain and host name verification, against the verified path, by
- * the host the client verified and the leaf's common name (PROTOCOL.md §5.1). Only the API that
+ * the host the client verified and the leaf's common name (docs/protocol.md, "the host decides"). Only the API that
  * predates §5.1 is used here, so this class also runs against the reader before it (see README).
  */
 class PinningTrustManagerTest {
@@ -162,7 +162,7 @@ class PinningTrustManagerTest {
         }
     }
 
-    // PROTOCOL.md §5.1: a certificate correctly issued for api.example.com (its SAN) whose common
+    // docs/protocol.md, "the host decides": a certificate correctly issued for api.example.com (its SAN) whose common
     // name its holder chose. The platform verifies the host; the pins must decide by it too.
 
     @Test

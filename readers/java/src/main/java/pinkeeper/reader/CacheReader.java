@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -25,7 +26,7 @@ import java.util.concurrent.TimeoutException;
 /**
  * Answers "may I trust this TLS peer?" for a long-running process, from one store's published
  * cache file ({@code <cache_directory>/<store>.json}) plus the store's fallback pins, with
- * Wultra's semantics as PROTOCOL.md §5.1 reads them: by the host the client verified (H) and the
+ * Wultra's semantics as docs/protocol.md ("the host decides") reads them: by the host the client verified (H) and the
  * leaf's common name (N), see {@link PeerNames} and {@link PinValidator}.
  *
  * <p>Every question first {@code stat}s the file; it is read and parsed again only when its
@@ -104,7 +105,7 @@ public final class CacheReader {
     //
     // Every question names H, the host the client connected to and had its TLS stack verify the
     // certificate for (never a name taken from the certificate alone), and, when the chain is
-    // known, N, the leaf's common name: PROTOCOL.md §5.1, "the host decides". The methods that
+    // known, N, the leaf's common name: docs/protocol.md, "the host decides". The methods that
     // take a String name ask about the host alone, except verdictForChain(String, List), which
     // has the leaf and so takes N from it. Names compare as PinName does.
 
@@ -229,12 +230,14 @@ public final class CacheReader {
     public static List<Pin> readFallback(Path path) throws CacheReaderException {
         // Unlike a cache file it may be a symlink: the operator placed it, in a directory of theirs.
         byte[] data = readFile(path, true);
-        if (data == null) throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, path.toString(), "does not exist");
+        if (data == null) {
+            throw new CacheReaderException(CacheReaderException.Code.MISSING, path.toString(),
+                    "does not exist: create the store's fallback file or remove fallback_file from its configuration");
+        }
         try {
             return PinList.parse(data).pins();
         } catch (PinListException e) {
-            throw new CacheReaderException(CacheReaderException.Kind.INVALID, path.toString(),
-                    "is not a Wultra fingerprint list: " + e.reason());
+            throw new CacheReaderException(e.code(), path.toString(), "is not a Wultra fingerprint list: " + e.reason());
         }
     }
 
@@ -249,12 +252,11 @@ public final class CacheReader {
         try {
             cache = CacheFile.parse(data);
         } catch (PinListException e) {
-            throw new CacheReaderException(CacheReaderException.Kind.INVALID, path.toString(),
-                    "is not a pinkeeper cache file: " + e.reason());
+            throw new CacheReaderException(e.code(), path.toString(), "is not a pinkeeper cache file: " + e.reason());
         }
         if (store != null && !cache.metadata().store().equals(store)) {
-            throw new CacheReaderException(CacheReaderException.Kind.INVALID, path.toString(),
-                    "belongs to store '" + cache.metadata().store() + "', not '" + store + "'");
+            throw new CacheReaderException(CacheReaderException.Code.WRONG_STORE, path.toString(), "belongs to store '"
+                    + PinName.escaped(cache.metadata().store()) + "', not '" + store + "': check the store's cache_directory");
         }
         return cache;
     }
@@ -276,27 +278,71 @@ public final class CacheReader {
     private static byte[] readFile(Path path, boolean followLinks, CacheReader reader) throws CacheReaderException {
         String name = path.toString();
         LinkOption[] links = followLinks ? new LinkOption[0] : new LinkOption[] {LinkOption.NOFOLLOW_LINKS};
-        BasicFileAttributes attributes;
+        BasicFileAttributes attributes = examine(path, links);
+        if (attributes == null) return null;
+        if (attributes.isSymbolicLink()) throw symlink(name);
+        if (!attributes.isRegularFile()) throw notRegular(name);
+        checkPermissions(path, followLinks, attributes);
+        if (reader != null && reader.beforeOpen != null) reader.beforeOpen.run();
+        byte[] data;
+        try (FileChannel channel = reader == null ? open(path, followLinks, OPEN_TIMEOUT_MILLIS) : reader.opener.open(reader.openTimeoutMillis)) {
+            if (channel == null) return null;
+            data = Channels.newInputStream(channel).readNBytes((int) MAXIMUM_FILE_SIZE + 1);
+        } catch (IOException e) {
+            throw new CacheReaderException(CacheReaderException.Code.IO_ERROR, name, "cannot be read: " + e.getMessage());
+        }
+        if (data.length > MAXIMUM_FILE_SIZE) {
+            throw new CacheReaderException(CacheReaderException.Code.TOO_LARGE, name, "is larger than " + MAXIMUM_FILE_SIZE
+                    + " bytes, more than any cache file holds");
+        }
+        // The file read must be the one whose permissions were checked: Java cannot fstat the
+        // descriptor, so the path is looked at again and must still hold that file.
+        BasicFileAttributes after = examine(path, links);
+        if (after == null || !java.util.Objects.equals(after.fileKey(), attributes.fileKey())) {
+            throw new CacheReaderException(CacheReaderException.Code.IO_ERROR, name,
+                    "was replaced while it was read; it is read again at the next question");
+        }
+        if (after instanceof PosixFileAttributes posix) FilePermissions.checkFile(posix, name);
+        return data;
+    }
+
+    /** The file's attributes (POSIX ones where the file system has them), or null when it does not exist. */
+    private static BasicFileAttributes examine(Path path, LinkOption[] links) throws CacheReaderException {
         try {
-            attributes = Files.readAttributes(path, BasicFileAttributes.class, links);
+            try {
+                return Files.readAttributes(path, PosixFileAttributes.class, links);
+            } catch (UnsupportedOperationException e) {
+                return Files.readAttributes(path, BasicFileAttributes.class, links);
+            }
         } catch (NoSuchFileException e) {
             return null;
         } catch (IOException | SecurityException e) {
-            throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "cannot be examined: " + e.getMessage());
+            throw new CacheReaderException(CacheReaderException.Code.IO_ERROR, path.toString(), "cannot be examined: " + e.getMessage());
         }
-        if (attributes.isSymbolicLink()) throw symlink(name);
-        if (!attributes.isRegularFile()) throw notRegular(name);
-        if (reader != null && reader.beforeOpen != null) reader.beforeOpen.run();
-        try (FileChannel channel = reader == null ? open(path, followLinks, OPEN_TIMEOUT_MILLIS) : reader.opener.open(reader.openTimeoutMillis)) {
-            if (channel == null) return null;
-            byte[] data = Channels.newInputStream(channel).readNBytes((int) MAXIMUM_FILE_SIZE + 1);
-            if (data.length > MAXIMUM_FILE_SIZE) {
-                throw new CacheReaderException(CacheReaderException.Kind.INVALID, name, "is larger than " + MAXIMUM_FILE_SIZE + " bytes");
+    }
+
+    /**
+     * Refuses a file that other users may write or replace ({@link FilePermissions}): the file, its
+     * directory and, for a fallback file reached through a symlink, the directory of the link too,
+     * since whoever may write that one may point the link elsewhere.
+     */
+    private static void checkPermissions(Path path, boolean followLinks, BasicFileAttributes attributes) throws CacheReaderException {
+        String name = path.toString();
+        if (attributes instanceof PosixFileAttributes posix) FilePermissions.checkFile(posix, name);
+        Path absolute = path.toAbsolutePath();
+        FilePermissions.checkDirectory(parent(absolute), name);
+        if (followLinks && Files.isSymbolicLink(absolute)) {
+            try {
+                FilePermissions.checkDirectory(parent(absolute.toRealPath()), name);
+            } catch (IOException | SecurityException e) {
+                throw new CacheReaderException(CacheReaderException.Code.IO_ERROR, name, "cannot be examined: " + e.getMessage());
             }
-            return data;
-        } catch (IOException e) {
-            throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "cannot be read: " + e.getMessage());
         }
+    }
+
+    private static Path parent(Path absolute) {
+        Path parent = absolute.getParent();
+        return parent == null ? absolute.getRoot() : parent;
     }
 
     /** How long a question waits for the cache file to open: far longer than a local open ever takes. */
@@ -352,15 +398,15 @@ public final class CacheReader {
             opening.thenAccept(CacheReader::closeQuietly);
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
-                throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "was not opened: interrupted");
+                throw new CacheReaderException(CacheReaderException.Code.IO_ERROR, name, "was not opened: interrupted");
             }
-            throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "did not open within " + timeoutMillis
+            throw new CacheReaderException(CacheReaderException.Code.IO_ERROR, name, "did not open within " + timeoutMillis
                     + " ms (a FIFO put in its place?)");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof NoSuchFileException) return null;
             if (!followLinks && Files.isSymbolicLink(path)) throw symlink(name);
-            throw new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "cannot be opened: " + cause.getMessage());
+            throw new CacheReaderException(CacheReaderException.Code.IO_ERROR, name, "cannot be opened: " + cause.getMessage());
         }
         try {
             channel.position();
@@ -391,7 +437,7 @@ public final class CacheReader {
         synchronized CacheReaderException blocked() {
             if (pending == null || pending.isDone()) return null;
             if (blocked == null) {
-                blocked = new CacheReaderException(CacheReaderException.Kind.UNREADABLE, path.toString(),
+                blocked = new CacheReaderException(CacheReaderException.Code.IO_ERROR, path.toString(),
                         "was not read again: an earlier open of it has not returned (a FIFO put in its place?); the last good pins"
                                 + " stay in use until it does, which takes a writer opening that FIFO (or a restart of the process)");
             }
@@ -421,11 +467,12 @@ public final class CacheReader {
     }
 
     private static CacheReaderException symlink(String name) {
-        return new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "is a symlink, which is never followed");
+        return new CacheReaderException(CacheReaderException.Code.SYMLINK, name, "is a symlink, which is never followed");
     }
 
     private static CacheReaderException notRegular(String name) {
-        return new CacheReaderException(CacheReaderException.Kind.UNREADABLE, name, "is not a regular file (a FIFO, device or directory?)");
+        return new CacheReaderException(CacheReaderException.Code.NOT_REGULAR_FILE, name,
+                "is not a regular file (a FIFO, device or directory?)");
     }
 
     /** The parsed state: the file version it came from and its pins indexed by name. */
@@ -462,7 +509,7 @@ public final class CacheReader {
                 case MISSING:
                     return new Loaded(now, null, index(null, reader.fallbackPins), null);
                 case FAILED:
-                    return new Loaded(now, cache, byName, new CacheReaderException(CacheReaderException.Kind.UNREADABLE,
+                    return new Loaded(now, cache, byName, new CacheReaderException(CacheReaderException.Code.IO_ERROR,
                             reader.path.toString(), "cannot be examined: " + now.failure()));
                 default:
                     try {

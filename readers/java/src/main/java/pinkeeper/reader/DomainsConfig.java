@@ -20,7 +20,7 @@ public record DomainsConfig(boolean sslPinningRequiredForUnlisted, List<Domain> 
 
     /**
      * Whether the peer must match a pin: unless the list exempts every one of its names. The
-     * certificate's own common name never lifts a requirement the host has (PROTOCOL.md §5.1),
+     * certificate's own common name never lifts a requirement the host has (docs/protocol.md, "the host decides"),
      * and without a host nothing is exempt.
      */
     public boolean pinningRequired(PeerNames names) {

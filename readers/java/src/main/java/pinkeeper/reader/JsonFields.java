@@ -40,6 +40,12 @@ final class JsonFields {
         return value.textValue();
     }
 
+    /** A member that is absent, null or a string; its text or null. */
+    static String optionalString(JsonNode parent, String key, String path) throws PinListException {
+        JsonNode value = optional(parent, key, path);
+        return value == null ? null : asString(value, path);
+    }
+
     static long integer(JsonNode parent, String key, String path) throws PinListException {
         return asInteger(required(parent, key, path, "an integer"), path);
     }

@@ -17,7 +17,8 @@ public record PinList(List<Pin> pins, DomainsConfig domainsConfig) {
     /**
      * Parses and type-checks a list. Every entry needs a string {@code name}, a standard-base64
      * {@code fingerprint} of 32 bytes and an integer {@code expires}; {@code depth} is optional
-     * (default 0, never negative) and {@code signature}, when present, a string.
+     * (default 0, never negative); {@code signature} and {@code key}, when present, are strings
+     * or null, as is {@code domainsConfig.key}.
      */
     public static PinList parse(byte[] json) throws PinListException {
         return parse(JsonFields.parseObject(json));
@@ -44,8 +45,9 @@ public record PinList(List<Pin> pins, DomainsConfig domainsConfig) {
         JsonNode depthNode = JsonFields.optional(node, "depth", path + ".depth");
         long depth = depthNode == null ? 0 : JsonFields.asInteger(depthNode, path + ".depth");
         if (depth < 0) throw new PinListException(path + ".depth is negative");
-        JsonNode signature = JsonFields.optional(node, "signature", path + ".signature");
-        if (signature != null) JsonFields.asString(signature, path + ".signature");
+        // Not used here, but checked as every reader checks them: string or null, at most once.
+        JsonFields.optionalString(node, "signature", path + ".signature");
+        JsonFields.optionalString(node, "key", path + ".key");
         return new Pin(name, digest, expires, depth);
     }
 
@@ -53,6 +55,7 @@ public record PinList(List<Pin> pins, DomainsConfig domainsConfig) {
         JsonFields.object(node, "domainsConfig");
         boolean unlisted = JsonFields.bool(node, "sslPinningRequiredForUnlisted", "domainsConfig.sslPinningRequiredForUnlisted");
         JsonNode list = JsonFields.array(node, "domains", "domainsConfig.domains");
+        JsonFields.optionalString(node, "key", "domainsConfig.key");
         List<DomainsConfig.Domain> domains = new ArrayList<>(list.size());
         for (int index = 0; index < list.size(); index++) {
             String path = "domainsConfig.domains[" + index + "]";

@@ -1,7 +1,7 @@
 package pinkeeper.reader;
 
 /**
- * How every pinkeeper reader compares names (PROTOCOL.md §5.1): as sequences of Unicode scalars
+ * How every pinkeeper reader compares names (docs/protocol.md, "the host decides"): as sequences of Unicode scalars
  * with the ASCII letters A–Z folded to a–z and nothing else changed. Two names are the same name
  * when their folds are equal, so a folded name is also the key pins are indexed under.
  *

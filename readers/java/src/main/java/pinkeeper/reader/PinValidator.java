@@ -7,8 +7,8 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * Decides trust from a set of pins (cached plus fallback) with Wultra's semantics as PROTOCOL.md
- * §5.1 ("the host decides") reads them, by the peer's {@link PeerNames}: H, the host the client
+ * Decides trust from a set of pins (cached plus fallback) with Wultra's semantics as
+ * docs/protocol.md ("the host decides") reads them, by the peer's {@link PeerNames}: H, the host the client
  * verified, and N, the leaf's common name when known. In this order:
  * <ol>
  *   <li>no H (empty): untrusted, whatever N is;</li>
@@ -91,7 +91,7 @@ public final class PinValidator {
     /** {@code matches} answers null when a pin does not apply to what was presented. */
     private Verdict decide(PeerNames names, long now, Function<Pin, Boolean> matches) {
         // Without the host the client verified, only the name the certificate's holder chose
-        // would be left to decide by (PROTOCOL.md §5.1): an empty H is refused, whatever N is.
+        // would be left to decide by (docs/protocol.md, "the host decides"): an empty H is refused, whatever N is.
         if (!names.hasHost()) return Verdict.UNTRUSTED;
         List<String> keys = names.keys();
         // The operator's expected names first: nothing the server sends widens them (docs/cache-format.md).

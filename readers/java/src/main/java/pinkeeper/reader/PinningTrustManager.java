@@ -23,23 +23,26 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * A server trust manager that adds pinning on top of the platform's verification, never instead
  * of it. For each server certificate chain:
  * <ol>
- *   <li>the host H the connection is for: the handshake session's peer host as the platform
- *       reads it ({@code IDN.toASCII}, see {@link #verifiedName}), which is what the
+ *   <li>the host H the connection is for: the handshake session's peer host, which is what the
  *       platform verifies the certificate for when the socket's or engine's {@code SSLParameters}
- *       ask for endpoint identification. A connection that asks for none is refused (so is one
- *       whose SNI name is another name than its peer host: which of the two the platform matched
- *       cannot be told), and so is the two-argument {@code checkServerTrusted}, which has no
- *       connection: without a verified host, only the name the certificate chose would be left
- *       to decide by;</li>
+ *       ask for endpoint identification, in its one form ({@link HostName#canonicalHost}). A
+ *       connection that asks for none is refused, and so is one whose host has no one form, or
+ *       whose one form is not that of the name the platform matches ({@link #platformName}), or
+ *       whose SNI name is another name (which of the two the platform matched cannot be told),
+ *       and so is the two-argument {@code checkServerTrusted}, which has no connection: without a
+ *       verified host, only the name the certificate chose would be left to decide by;</li>
  *   <li>the platform trust manager checks the chain up to a trusted authority and the host name;</li>
  *   <li>PKIX builds the verified certification path from the leaf to one of the platform's trust
  *       anchors (the certificates the server sent serve only as candidates);</li>
  *   <li>H, the leaf's most specific common name N and that path, leaf first, go to the
- *       {@link CacheReader} (PROTOCOL.md §5.1): anything but {@link Verdict#TRUSTED} fails the handshake.</li>
+ *       {@link CacheReader} (docs/protocol.md, "the host decides"): anything but {@link Verdict#TRUSTED} fails the handshake.</li>
  * </ol>
  * Client certificates are checked by the platform trust manager alone.
  */
 public final class PinningTrustManager extends X509ExtendedTrustManager {
+    /** How the one form of an IPv4-mapped IPv6 address starts (its IPv4 address follows, dotted). */
+    private static final String IPV4_MAPPED = "::ffff:";
+
     private final CacheReader pins;
     private final X509ExtendedTrustManager platform;
     private final VerifiedPath paths;
@@ -90,7 +93,7 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
 
     /**
      * Always refuses: without a socket or engine no host name was verified, and deciding by the
-     * certificate's own common name is the bypass PROTOCOL.md §5.1 closes. JSSE never calls this
+     * certificate's own common name is the bypass docs/protocol.md ("the host decides") closes. JSSE never calls this
      * for a trust manager given to {@code SSLContext.init}; other code has to pass the connection.
      */
     @Override
@@ -120,10 +123,13 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
     }
 
     /**
-     * H for this handshake. The platform's endpoint identification checks the certificate for the
-     * session's peer host, or for the requested SNI name first when there is one (and for the peer
-     * host only if that fails); with both the same name, that name is what was verified. The peer
-     * host is taken as the platform reads it ({@link #verifiedName}), never as it is spelled.
+     * H for this handshake, as handed over (the one form is made by {@link PeerNames}). The
+     * platform's endpoint identification checks the certificate for the session's peer host, or
+     * for the requested SNI name first when there is one (and for the peer host only if that
+     * fails); with both the same name, that name is what was verified. The peer host must have
+     * one form ({@link HostName#canonicalHost}), and it must be the one form of the name the
+     * platform matches ({@link #platformName}): otherwise the pins would be looked up under
+     * another name than the one verified.
      */
     private String verifiedHost(SSLSession session, SSLParameters parameters, String what) throws CertificateException {
         String peerHost = session == null ? null : session.getPeerHost();
@@ -136,57 +142,49 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
         if (peerHost == null || peerHost.isEmpty()) {
             throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection whose " + what + " names no peer host to verify");
         }
-        String host = verifiedName(peerHost);
+        String host = HostName.canonicalHost(peerHost);
         if (host == null) {
             throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(peerHost)
-                    + "': the host is not a valid internationalized domain name (IDN.toASCII refuses it), so there is no verified name to decide by");
+                    + "': the host has no one form (a short or padded IPv4 address, a zone id, an empty label, a dot IDNA maps...),"
+                    + " so there is no name to look its pins up by; connect by the host's usual name or address");
+        }
+        String platform = platformName(peerHost);
+        if (!host.equals(HostName.canonicalHost(platform))) {
+            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(peerHost)
+                    + "': the platform verifies the certificate for "
+                    + (platform == null ? "no name" : "'" + PinName.escaped(platform) + "'") + ", another name than the host's one form '"
+                    + PinName.escaped(host) + "'; connect by the name the certificate is verified for");
         }
         String requested = requestedHostName(session);
-        if (requested != null && !PinName.same(requested, host)) {
+        if (requested != null && !host.equals(HostName.canonicalHost(requested))) {
             throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(peerHost) + "' that asks for SNI name '"
                     + PinName.escaped(requested) + "': the platform may have verified the certificate for either, so there is no one host to decide by");
         }
-        return host;
+        return peerHost;
     }
 
     /**
-     * The name the platform verifies the certificate for when the client connects to {@code peerHost};
-     * null when there is none.
-     *
-     * <p>JSSE never matches a host as it is spelled: its host name check (like {@code SNIHostName},
-     * which builds the SNI name) converts the host with {@code IDN.toASCII}, which takes U+3002,
-     * U+FF0E and U+FF61 for dots and maps fullwidth and other compatibility characters (nameprep:
-     * NFKC and case folding). So {@code api\u3002bank\u3002com} is checked as {@code api.bank.com},
-     * with no SNI to tell (JSSE sends none for a host without an ASCII dot). Judging pins by the
-     * spelling would make it an unlisted name, which {@code domainsConfig} may leave unpinned.
-     *
-     * <p>The choice: convert rather than refuse non-ASCII hosts. {@code IDN.toASCII(host,
-     * USE_STD3_ASCII_RULES)} is the conversion {@code SNIHostName} applies (the STD3 rules only
-     * refuse more names, never change one), so H is by construction the name verified, and pins
-     * and {@code domainsConfig} apply to every spelling of it. Refusing would buy nothing more and
-     * would break clients of internationalized hosts, whose names the certificates and the pin
-     * lists carry in their ASCII form ({@code xn--…}) anyway. A host the conversion refuses, or
-     * that it makes empty, leaves no verified name: the connection is refused. An all-ASCII host
-     * is kept as it is: the conversion leaves ASCII labels unchanged, and its STD3 rules would
-     * refuse IPv6 literals such as {@code ::1}, which the platform matches as addresses.
+     * The name JSSE matches the certificate against for {@code peerHost}, or null when it matches
+     * none. Its host name check and {@code SNIHostName} convert a non-ASCII host with
+     * {@code IDN.toASCII}, which maps (U+3002 as a dot, fullwidth letters, nameprep's case
+     * folding): {@code \uFF41pi.example.com} is checked as {@code api.example.com}, while its one
+     * form is an A-label of its own. And it matches an IPv4-mapped IPv6 literal as the IPv4
+     * address ({@code InetAddress} makes {@code ::ffff:127.0.0.1} an {@code Inet4Address}), so a
+     * certificate for 127.0.0.1 is verified for it, while its one form is {@code ::ffff:127.0.0.1}.
+     * This name is only compared with the one form, never used as H, so a host the two read
+     * differently is refused. Other ASCII hosts are matched as they are (IPv6 literals by
+     * address, which their one form is too).
      */
-    static String verifiedName(String peerHost) {
-        if (peerHost == null || peerHost.isEmpty()) return null;
-        if (isAscii(peerHost)) return peerHost;
-        String converted;
+    static String platformName(String peerHost) {
+        if (HostName.isAscii(peerHost)) {
+            String host = HostName.canonicalHost(peerHost);
+            return host != null && host.startsWith(IPV4_MAPPED) && host.indexOf('.') > 0 ? host.substring(IPV4_MAPPED.length()) : peerHost;
+        }
         try {
-            converted = IDN.toASCII(peerHost, IDN.USE_STD3_ASCII_RULES);
+            return IDN.toASCII(peerHost, IDN.USE_STD3_ASCII_RULES);
         } catch (IllegalArgumentException e) {
             return null;
         }
-        return converted.isEmpty() || !isAscii(converted) ? null : converted;
-    }
-
-    private static boolean isAscii(String text) {
-        for (int index = 0; index < text.length(); index++) {
-            if (text.charAt(index) >= 0x80) return false;
-        }
-        return true;
     }
 
     /** The host name the client asked for with SNI, or null. */

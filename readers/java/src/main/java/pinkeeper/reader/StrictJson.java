@@ -1,8 +1,12 @@
 package pinkeeper.reader;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonFactoryBuilder;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.io.ContentReference;
+import com.fasterxml.jackson.core.io.IOContext;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -35,15 +39,48 @@ final class StrictJson {
     /** An integer literal too long for 64 bits: of no JSON type a field is read as. */
     private static final JsonNode OUT_OF_RANGE = new POJONode("an integer beyond 64 bits");
 
-    /** Jackson's defaults already refuse these; said here because the strictness depends on them. */
-    private static final JsonFactory FACTORY = JsonFactory.builder()
+    /**
+     * A number written with a fraction or an exponent: never an integer, whatever its value
+     * ({@code 1.0}, {@code 1e3} and {@code -0.0} are refused where an integer is read), so its
+     * value is never computed.
+     */
+    private static final JsonNode FRACTION = new POJONode("a number with a fraction or an exponent");
+
+    /**
+     * Jackson's defaults already refuse these; said here because the strictness depends on them.
+     * Its length limits are lifted (the file's size is bounded by CacheReader): a valid document
+     * is valid JSON whatever the length of a number or a string in a member no reader knows, as
+     * in every other reader. Nesting is bounded here, at {@value #MAXIMUM_DEPTH} levels.
+     */
+    private static final JsonFactory FACTORY = new UnlimitedFactory(new JsonFactoryBuilder()
+            .streamReadConstraints(StreamReadConstraints.builder()
+                    .maxNumberLength(Integer.MAX_VALUE).maxStringLength(Integer.MAX_VALUE).maxNestingDepth(Integer.MAX_VALUE).build())
             .disable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
             .disable(JsonReadFeature.ALLOW_TRAILING_COMMA)
             .disable(JsonReadFeature.ALLOW_MISSING_VALUES)
             .disable(JsonReadFeature.ALLOW_UNESCAPED_CONTROL_CHARS)
             .disable(JsonReadFeature.ALLOW_BACKSLASH_ESCAPING_ANY_CHARACTER)
-            .disable(JsonReadFeature.ALLOW_LEADING_ZEROS_FOR_NUMBERS)
-            .build();
+            .disable(JsonReadFeature.ALLOW_LEADING_ZEROS_FOR_NUMBERS));
+
+    /**
+     * A factory whose parsers get its own read limits. Debian 12's Jackson 2.14 carries the 2.15
+     * limits as a security backport, but its factory hands every parser the defaults (1,000 digits,
+     * 20 million characters) whatever it was built with; 2.15 and later do what this does.
+     * Without it a valid file with a 1,001-digit number in an unknown member was "not JSON" here alone.
+     */
+    private static final class UnlimitedFactory extends JsonFactory {
+        private static final long serialVersionUID = 1L;
+
+        UnlimitedFactory(JsonFactoryBuilder builder) {
+            super(builder);
+        }
+
+        @Override
+        protected IOContext _createContext(ContentReference content, boolean resourceManaged) {
+            return new IOContext(streamReadConstraints(), _getBufferRecycler(), content == null ? ContentReference.unknown() : content,
+                    resourceManaged);
+        }
+    }
 
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
@@ -51,7 +88,7 @@ final class StrictJson {
 
     static JsonNode read(byte[] data) throws PinListException {
         if (data.length >= 3 && (data[0] & 0xFF) == 0xEF && (data[1] & 0xFF) == 0xBB && (data[2] & 0xFF) == 0xBF) {
-            throw new PinListException("not valid JSON (starts with a UTF-8 byte order mark)");
+            throw notJson("not valid JSON (starts with a UTF-8 byte order mark)");
         }
         String text;
         try {
@@ -61,23 +98,23 @@ final class StrictJson {
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(data)).toString();
         } catch (CharacterCodingException e) {
-            throw new PinListException("not valid JSON (invalid UTF-8)");
+            throw notJson("not valid JSON (invalid UTF-8)");
         }
         // Parsed from characters, so Jackson detects no encoding of its own.
         try (JsonParser parser = FACTORY.createParser(text)) {
             JsonNode root = document(parser);
-            if (parser.nextToken() != null) throw new PinListException("not valid JSON (more data after the document)");
+            if (parser.nextToken() != null) throw notJson("not valid JSON (more data after the document)");
             return root;
         } catch (IOException e) {
             // Jackson's own message quotes the document: not repeated in a reason that is logged.
-            throw new PinListException("not valid JSON");
+            throw notJson("not valid JSON");
         }
     }
 
     /** One value, without recursion: containers are attached to their parent when they open. */
     private static JsonNode document(JsonParser parser) throws IOException, PinListException {
         JsonToken token = parser.nextToken();
-        if (token == null) throw new PinListException("not valid JSON (no document)");
+        if (token == null) throw notJson("not valid JSON (no document)");
         Deque<JsonNode> open = new ArrayDeque<>();
         JsonNode root = null;
         String name = null;
@@ -94,16 +131,16 @@ final class StrictJson {
                 }
                 case START_OBJECT, START_ARRAY -> {
                     if (open.size() >= MAXIMUM_DEPTH) {
-                        throw new PinListException("not valid JSON (nested deeper than " + MAXIMUM_DEPTH + " levels)");
+                        throw notJson("not valid JSON (nested deeper than " + MAXIMUM_DEPTH + " levels)");
                     }
                     value = token == JsonToken.START_OBJECT ? NODES.objectNode() : NODES.arrayNode();
                 }
                 case VALUE_STRING -> value = NODES.textNode(checked(parser.getText()));
                 case VALUE_NUMBER_INT -> value = parser.getTextLength() > 20 ? OUT_OF_RANGE : NODES.numberNode(parser.getBigIntegerValue());
-                case VALUE_NUMBER_FLOAT -> value = NODES.numberNode(parser.getDoubleValue());
+                case VALUE_NUMBER_FLOAT -> value = FRACTION;
                 case VALUE_TRUE, VALUE_FALSE -> value = NODES.booleanNode(token == JsonToken.VALUE_TRUE);
                 case VALUE_NULL -> value = NODES.nullNode();
-                default -> throw new PinListException("not valid JSON (unexpected " + token + ")");
+                default -> throw notJson("not valid JSON (unexpected " + token + ")");
             }
             if (root == null) {
                 root = value;
@@ -115,8 +152,12 @@ final class StrictJson {
             }
             if (value.isContainerNode()) open.push(value);
         } while (!open.isEmpty() && (token = parser.nextToken()) != null);
-        if (!open.isEmpty()) throw new PinListException("not valid JSON (unexpected end)");
+        if (!open.isEmpty()) throw notJson("not valid JSON (unexpected end)");
         return root;
+    }
+
+    private static PinListException notJson(String reason) {
+        return new PinListException(CacheReaderException.Code.NOT_JSON, reason);
     }
 
     /** The text of a string or member name; the bytes were valid UTF-8, so a lone surrogate came from an escape. */
@@ -126,7 +167,7 @@ final class StrictJson {
             if (Character.isHighSurrogate(c) && index + 1 < text.length() && Character.isLowSurrogate(text.charAt(index + 1))) {
                 index++;
             } else if (Character.isSurrogate(c)) {
-                throw new PinListException("not valid JSON (a lone surrogate escape)");
+                throw notJson("not valid JSON (a lone surrogate escape)");
             }
         }
         return text;

@@ -12,13 +12,14 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 
 /**
  * {@code java -jar pinkeeper-reader.jar validate ...}: the answer of {@code pinkeeper validate}
  * from this reader, with the same output and exit statuses (0 trusted, 1 untrusted, 2 empty,
  * 64 usage, 65 bad data, 66 certificate file missing or unreadable, 74 cache file unreadable).
- * {@code --name} is the host H (PROTOCOL.md §5.1); with {@code --certificate} the leaf's common
+ * {@code --name} is the host H (docs/protocol.md, "the host decides"); with {@code --certificate} the leaf's common
  * name is N, with {@code --fingerprint} there is no certificate and H alone decides.
  */
 public final class ValidateCommand {
@@ -26,6 +27,9 @@ public final class ValidateCommand {
             + "           (--fingerprint B64 [--depth N] | --certificate FILE)\n"
             + "           [--fallback-file FILE] [--expected-common-name CN]...";
     private static final Pattern STORE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+    private static final Pattern DEPTH = Pattern.compile("[0-9]{1,9}");
+    private static final Pattern HEX_PLAIN = Pattern.compile("[0-9A-Fa-f]{64}");
+    private static final Pattern HEX_PAIRS = Pattern.compile("[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){31}");
 
     /** Thrown to end the command with an exit status after a message. */
     static final class Exit extends Exception {
@@ -39,6 +43,7 @@ public final class ValidateCommand {
     }
 
     private final PrintStream out;
+    private final LongSupplier clock;
     private String cacheDirectory = CacheReader.DEFAULT_CACHE_DIRECTORY;
     private String store;
     private String name;
@@ -48,30 +53,43 @@ public final class ValidateCommand {
     private String fallbackFile;
     private final List<String> expectedNames = new ArrayList<>();
 
-    private ValidateCommand(PrintStream out) {
+    private ValidateCommand(PrintStream out, LongSupplier clock) {
         this.out = out;
+        this.clock = clock;
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err));
+        String[] arguments = CommandArguments.utf8(args);
+        if (arguments == null) {
+            System.err.println("pinkeeper: usage: the arguments hold characters this locale's encoding cannot carry, and they cannot"
+                    + " be read as UTF-8 from /proc/self/cmdline; run with a UTF-8 locale (LC_ALL=C.UTF-8)");
+            System.exit(64);
+        }
+        System.exit(run(arguments, System.out, System.err));
     }
 
     /** Runs the command line and returns its exit status. */
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        return run(args, out, err, CacheReader::now);
+    }
+
+    /** Tests: the same, with "now" (Unix seconds) from {@code clock}; the command itself always uses the real time. */
+    static int run(String[] args, PrintStream out, PrintStream err, LongSupplier clock) {
         try {
             if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
                 out.println(USAGE);
                 return 0;
             }
             if (args.length == 0 || !args[0].equals("validate")) throw usage("the only command is 'validate'");
-            ValidateCommand command = new ValidateCommand(out);
+            ValidateCommand command = new ValidateCommand(out, clock);
             if (command.parse(args)) {
                 out.println(USAGE);
                 return 0;
             }
             return command.execute();
         } catch (Exit exit) {
-            err.println("pinkeeper: " + exit.getMessage());
+            // The first word after "pinkeeper: " is what scripts act on: "usage" or the file's error code.
+            err.println("pinkeeper: " + (exit.status == 64 ? "usage: " : "") + exit.getMessage());
             if (exit.status == 64) err.println(USAGE);
             return exit.status;
         } finally {
@@ -119,10 +137,13 @@ public final class ValidateCommand {
         if ((fingerprint == null) == (certificate == null)) throw usage("give exactly one of --fingerprint or --certificate");
         if (depth != null) {
             if (fingerprint == null) throw usage("--depth goes with --fingerprint (a chain's depths are its positions)");
-            if (parseDepth(depth) < 0) throw usage("--depth must be 0 (leaf) or more, not '" + depth + "'");
+            if (parseDepth(depth) < 0) {
+                throw usage("--depth must be one to nine ASCII digits (0 is the leaf), not '" + PinName.escaped(depth) + "'");
+            }
         }
         if (fingerprint != null && digest(fingerprint) == null) {
-            throw usage("--fingerprint must be the base64 (or hex) of a 32-byte SHA-256 digest, not '" + fingerprint + "'");
+            throw usage("--fingerprint must be the padded standard base64 (44 characters) or the hex (64 digits, plain or as 32"
+                    + " colon-separated pairs) of a 32-byte SHA-256 digest, not '" + PinName.escaped(fingerprint) + "'");
         }
         return false;
     }
@@ -133,25 +154,29 @@ public final class ValidateCommand {
             reader = CacheReader.forStore(store, Paths.get(cacheDirectory), fallbackFile == null ? null : Paths.get(fallbackFile),
                     expectedNames.isEmpty() ? null : expectedNames);
         } catch (CacheReaderException e) {
-            throw new Exit(e.kind() == CacheReaderException.Kind.INVALID ? 65 : 74, "store '" + store + "': " + e.getMessage());
+            throw new Exit(e.kind().exitStatus(), e.code() + ": store '" + store + "': " + e.getMessage());
         }
         Verdict verdict;
         PeerNames names;
         if (fingerprint != null) {
             names = PeerNames.host(name);
-            verdict = reader.verdict(names, digest(fingerprint), depth == null ? 0 : parseDepth(depth), CacheReader.now());
+            verdict = reader.verdict(names, digest(fingerprint), depth == null ? 0 : parseDepth(depth), clock.getAsLong());
         } else {
             List<X509Certificate> chain = readChain(Paths.get(certificate));
             printChain(chain);
             // The file stands for a verified chain: its leaf's common name is N.
             names = new PeerNames(name, Certificates.commonName(chain.get(0)));
-            verdict = reader.verdictForChain(names, chain, CacheReader.now());
+            verdict = reader.verdictForChain(names, chain, clock.getAsLong());
         }
         String described = names.described();
         switch (verdict) {
             case TRUSTED -> out.println("trusted");
             case UNTRUSTED -> {
-                if (!reader.admits(names)) {
+                if (names.hostRefused()) {
+                    out.println("untrusted: --name '" + PinName.escaped(name) + "' has no one form (a short or padded IPv4 address,"
+                            + " a zone id, an empty label, a dot IDNA maps...), so no pin is looked up for it:"
+                            + " give the host as clients name it");
+                } else if (!reader.admits(names)) {
                     out.println("untrusted: " + described + " is not among the expected_common_names of store '" + store + "'");
                 } else {
                     out.println("untrusted: store '" + store + "' pins " + described + ", but not this certificate");
@@ -201,18 +226,20 @@ public final class ValidateCommand {
         }
     }
 
-    /** -1 unless a decimal integer of 0 or more. */
+    /** One to nine ASCII digits (leading zeros allowed: no sign, space, {@code _} or other script's digits); -1 otherwise. */
     private static long parseDepth(String text) {
-        if (!text.matches("[0-9]{1,18}")) return -1;
+        if (!DEPTH.matcher(text).matches()) return -1;
         return Long.parseLong(text);
     }
 
-    /** 32 bytes from standard base64 (padded) or hex (colons allowed, as {@code openssl x509 -fingerprint} prints). */
+    /**
+     * 32 bytes from padded standard base64 (44 characters) or hex: 64 digits, plain or as 32
+     * colon-separated pairs (as {@code openssl x509 -fingerprint} prints). Null for anything else.
+     */
     static byte[] digest(String text) {
-        byte[] base64 = PinList.decodeDigest(text);
-        if (base64 != null) return base64;
+        if (text.length() == 44) return PinList.decodeDigest(text);
+        if (!HEX_PLAIN.matcher(text).matches() && !HEX_PAIRS.matcher(text).matches()) return null;
         String hex = text.replace(":", "");
-        if (!hex.matches("[0-9A-Fa-f]{64}")) return null;
         byte[] bytes = new byte[32];
         for (int index = 0; index < 32; index++) {
             bytes[index] = (byte) Integer.parseInt(hex.substring(2 * index, 2 * index + 2), 16);

@@ -67,14 +67,16 @@ class CacheReaderTest {
                 TestCaches.entry("i.example", b64(3)), TestCaches.entry("caf\u00e9.example", b64(4)), TestCaches.entry("\u00fc.example", b64(5)));
         assertEquals(Verdict.TRUSTED, reader.verdict("api.example.com", digest(1), 0, NOW));
         assertEquals(Verdict.TRUSTED, reader.verdict("API.EXAMPLE.com", digest(1), 0, NOW));
-        assertEquals(Verdict.EMPTY, reader.verdict("api.example.com.", digest(1), 0, NOW));
+        // One trailing dot is dropped (the host's one form), so it names the same host.
+        assertEquals(Verdict.TRUSTED, reader.verdict("api.example.com.", digest(1), 0, NOW));
         // What String.equalsIgnoreCase or toLowerCase would fold, and Unicode normalisation would join.
         assertEquals(Verdict.EMPTY, reader.verdict("\u212Aelvin.example", digest(2), 0, NOW));
         assertEquals(Verdict.EMPTY, reader.verdict("\u0131.example", digest(3), 0, NOW));
         assertEquals(Verdict.EMPTY, reader.verdict("\u0130.example", digest(3), 0, NOW));
         assertEquals(Verdict.EMPTY, reader.verdict("cafe\u0301.example", digest(4), 0, NOW));
         assertEquals(Verdict.EMPTY, reader.verdict("\u00dc.example", digest(5), 0, NOW));
-        assertEquals(Verdict.TRUSTED, reader.verdict("CAF\u00e9.example", digest(4), 0, NOW));
+        // H is the A-label of a label with other characters: pins are listed under it, never as U-labels.
+        assertEquals(Verdict.EMPTY, reader.verdict("CAF\u00e9.example", digest(4), 0, NOW));
 
         assertTrue(PinName.same("API.example.com", "api.EXAMPLE.com"));
         assertFalse(PinName.same("\u212A", "k"));
@@ -191,7 +193,7 @@ class CacheReaderTest {
     @Test
     void aStaticStoreIgnoresDomainsConfigAndPinsAtDepthAboveZero() throws Exception {
         String domains = "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": []},\n";
-        for (String mode : new String[] {"static", "a-mode-this-reader-does-not-know"}) {
+        for (String mode : new String[] {"static"}) {
             TestCaches.publish(directory, STORE, TestCaches.cache(STORE, domains,
                     TestCaches.entry(NAME, b64(1), TestCaches.FAR_FUTURE, 1), TestCaches.entry("leaf.example.com", b64(2)))
                     .replace("\"format\": 1,", "\"format\": 1, \"mode\": \"" + mode + "\","));
@@ -252,12 +254,15 @@ class CacheReaderTest {
         CacheReaderException problem = reader.snapshot().problem();
         assertNotNull(problem);
         assertEquals(CacheReaderException.Kind.INVALID, problem.kind());
+        assertEquals("not-json", problem.code());
         assertTrue(problem.getMessage().endsWith("banking.json is not a pinkeeper cache file: not valid JSON"), problem.getMessage());
         assertThrows(CacheReaderException.class, reader::refresh);
 
         TestCaches.publish(directory, STORE, TestCaches.cache("another-store", "", TestCaches.entry(NAME, b64(2))));
         assertEquals(Verdict.TRUSTED, reader.verdict(NAME, digest(1), 0, NOW));
-        assertTrue(reader.snapshot().problem().getMessage().endsWith("belongs to store 'another-store', not 'banking'"));
+        assertTrue(reader.snapshot().problem().getMessage().endsWith("belongs to store 'another-store', not 'banking': check the store's"
+                + " cache_directory"), reader.snapshot().problem().getMessage());
+        assertEquals("wrong-store", reader.snapshot().problem().code());
 
         TestCaches.publish(directory, STORE, TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(2))));
         assertEquals(Verdict.TRUSTED, reader.verdict(NAME, digest(2), 0, NOW));
@@ -267,21 +272,29 @@ class CacheReaderTest {
     @Test
     void anInvalidFileAtStartIsAnErrorNamingFileAndField() throws Exception {
         String[][] broken = {
-            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, "AAAA")), "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest"},
-            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1).replace("=", ""))), "fingerprints[0].fingerprint is not the base64"},
-            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1), -1, -2)), "fingerprints[0].depth is negative"},
-            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1)).replace("4000000000", "4.5")), "fingerprints[0].expires is not an integer"},
-            {TestCaches.cache(STORE, "", "{\"fingerprint\": \"" + b64(1) + "\", \"expires\": 1}"), "fingerprints[0].name is missing"},
-            {TestCaches.cache(STORE, "").replace("\"format\": 1", "\"format\": 2"), "unsupported cache format 2"},
-            {"{\"fingerprints\": []}", "the \"pinkeeper\" metadata object is missing"},
-            {"[]", "the document is not an object"},
-            {TestCaches.cache(STORE, "") + "{}", "not valid JSON"},
+            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, "AAAA")),
+                "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest", "invalid-content"},
+            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1).replace("=", ""))), "fingerprints[0].fingerprint is not the base64",
+                "invalid-content"},
+            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1), -1, -2)), "fingerprints[0].depth is negative", "invalid-content"},
+            {TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1)).replace("4000000000", "4.5")),
+                "fingerprints[0].expires is not an integer", "invalid-content"},
+            {TestCaches.cache(STORE, "", "{\"fingerprint\": \"" + b64(1) + "\", \"expires\": 1}"), "fingerprints[0].name is missing",
+                "invalid-content"},
+            {TestCaches.cache(STORE, "").replace("\"format\": 1", "\"format\": 2"),
+                "pinkeeper.format is 2, a cache format this reader does not read", "unsupported-format"},
+            {TestCaches.cache(STORE, "").replace("\"format\": 1", "\"format\": 1, \"mode\": \"dynamic\""),
+                "pinkeeper.mode is 'dynamic', a mode this reader does not know", "unsupported-format"},
+            {"{\"fingerprints\": []}", "the \"pinkeeper\" metadata object is missing", "missing-metadata"},
+            {"[]", "the document is not an object", "invalid-content"},
+            {TestCaches.cache(STORE, "") + "{}", "not valid JSON", "not-json"},
         };
         for (String[] example : broken) {
             TestCaches.publish(directory, STORE, example[0]);
             CacheReaderException error = assertThrows(CacheReaderException.class,
                     () -> CacheReader.forStore(STORE, directory, null, null), example[1]);
             assertEquals(CacheReaderException.Kind.INVALID, error.kind());
+            assertEquals(example[2], error.code(), example[1]);
             assertTrue(error.getMessage().startsWith(directory.resolve("banking.json") + " is not a pinkeeper cache file: " + example[1]),
                     error.getMessage());
         }
@@ -308,6 +321,7 @@ class CacheReaderTest {
         Files.createSymbolicLink(directory.resolve(STORE + ".json"), target);
         CacheReaderException error = assertThrows(CacheReaderException.class, () -> CacheReader.forStore(STORE, directory, null, null));
         assertEquals(CacheReaderException.Kind.UNREADABLE, error.kind());
+        assertEquals("symlink", error.code());
         assertEquals(directory.resolve(STORE + ".json") + " is a symlink, which is never followed", error.getMessage());
         assertThrows(CacheReaderException.class, () -> CacheReader.readCacheFile(directory.resolve(STORE + ".json"), STORE));
 
@@ -324,6 +338,7 @@ class CacheReaderTest {
         CacheReaderException error = assertTimeoutPreemptively(NO_HANG,
                 () -> assertThrows(CacheReaderException.class, () -> CacheReader.forStore(STORE, directory, null, null)));
         assertEquals(CacheReaderException.Kind.UNREADABLE, error.kind());
+        assertEquals("not-regular-file", error.code());
         assertTrue(error.getMessage().endsWith("is not a regular file (a FIFO, device or directory?)"), error.getMessage());
     }
 
@@ -504,6 +519,7 @@ class CacheReaderTest {
         Files.createDirectory(directory.resolve(STORE + ".json"));
         CacheReaderException error = assertThrows(CacheReaderException.class, () -> CacheReader.forStore(STORE, directory, null, null));
         assertEquals(CacheReaderException.Kind.UNREADABLE, error.kind());
+        assertEquals("not-regular-file", error.code());
     }
 
     @Test

@@ -1,33 +1,35 @@
 package pinkeeper.reader;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Every case of the shared table {@code Tests/Conformance/cases.json} (its README says how a
- * runner plays one), answered by this reader. The table is found from the repository root
- * (system property {@code pinkeeper.repository}, else the working directory and its parents);
- * {@code pinkeeper.conformance.cases} names another file.
+ * The whole shared table {@code Tests/Conformance/cases.json} (format 2; its README says how a
+ * runner plays it), answered by this reader's library: its error codes, every host spelling, and
+ * every case's verdict and error. The table is found from the repository root (system property
+ * {@code pinkeeper.repository}, else the working directory and its parents);
+ * {@code pinkeeper.conformance.cases} names another file. The command line plays the same table
+ * in {@link ValidateCommandTest}.
  */
 class ConformanceTest {
-    static final String STORE = "banking";
-    static final ObjectMapper JSON = new ObjectMapper();
-
     static Path casesFile() {
         String explicit = System.getProperty("pinkeeper.conformance.cases");
         if (explicit != null) return Paths.get(explicit);
@@ -40,61 +42,89 @@ class ConformanceTest {
         return start.resolve("Tests/Conformance/cases.json");
     }
 
-    @TestFactory
-    Stream<DynamicTest> everyCaseOfTheTable() throws Exception {
+    static JsonNode table() throws Exception {
         Path file = casesFile();
         assertTrue(Files.isRegularFile(file), "the conformance table is missing: " + file);
-        JsonNode table = JSON.readTree(file.toFile());
-        assertEquals(1, table.path("format").asInt(), "cases.json format");
+        JsonNode table = CaseFiles.JSON.readTree(file.toFile());
+        assertEquals(2, table.path("format").asInt(), "cases.json format");
+        return table;
+    }
+
+    /** The cases, each under its id (checked unique), as dynamic tests. */
+    static Stream<DynamicTest> each(JsonNode rows, String what, RowCheck check) {
         List<DynamicTest> tests = new ArrayList<>();
         Set<String> ids = new HashSet<>();
-        for (JsonNode testCase : table.path("cases")) {
-            String id = testCase.path("id").asText();
-            assertTrue(ids.add(id), "duplicate case id " + id);
-            tests.add(DynamicTest.dynamicTest(id, () -> assertEquals(testCase.path("expected").asText(), play(testCase).label(),
-                    id + ": " + testCase.path("rule").asText())));
+        for (JsonNode row : rows) {
+            String id = row.path("id").asText();
+            assertTrue(ids.add(id), "duplicate " + what + " id " + id);
+            tests.add(DynamicTest.dynamicTest(id, () -> check.run(row)));
         }
-        assertTrue(tests.size() > 0, "the conformance table has no case");
+        assertTrue(tests.size() > 0, "the conformance table has no " + what);
         return tests.stream();
     }
 
-    /** Plays one case in a directory of its own and returns the reader's answer to its question. */
-    static Verdict play(JsonNode testCase) throws Exception {
-        Path directory = Files.createTempDirectory("pinkeeper-conformance-");
-        try {
-            Path fallback = null;
-            if (testCase.has("fallback")) {
-                fallback = directory.resolve("fallback.json");
-                Files.writeString(fallback, JSON.writeValueAsString(testCase.get("fallback")));
-            }
-            List<String> expected = null;
-            if (testCase.has("expected_common_names")) {
-                expected = new ArrayList<>();
-                for (JsonNode name : testCase.get("expected_common_names")) expected.add(name.asText());
-            }
-            byte[] version = testCase.has("cache") ? JSON.writeValueAsBytes(testCase.get("cache"))
-                    : testCase.has("cache_text") ? testCase.get("cache_text").asText().getBytes(StandardCharsets.UTF_8)
-                    : testCase.has("cache_base64") ? Base64.getDecoder().decode(testCase.get("cache_base64").asText()) : null;
-            long now = testCase.get("now").asLong();
-            JsonNode question = testCase.get("question");
+    interface RowCheck {
+        void run(JsonNode row) throws Exception;
+    }
 
-            if (testCase.has("previous_cache")) {
-                TestCaches.publish(directory, STORE, JSON.writeValueAsString(testCase.get("previous_cache")));
+    @Test
+    void theReadersErrorCodesAreExactlyTheTables() throws Exception {
+        Map<String, String> table = new TreeMap<>();
+        table().get("error_codes").fields().forEachRemaining(code -> table.put(code.getKey(),
+                code.getValue().get("kind").asText() + " " + code.getValue().get("status").asInt()));
+        Map<String, String> reader = new TreeMap<>();
+        for (CacheReaderException.Code code : CacheReaderException.Code.values()) {
+            reader.put(code.label(), code.kind().name().toLowerCase(java.util.Locale.ROOT) + " " + code.kind().exitStatus());
+        }
+        assertEquals(table, reader);
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyHostSpelling() throws Exception {
+        return each(table().get("host_spellings"), "host spelling", row -> {
+            JsonNode host = row.get("host");
+            assertEquals(host.isNull() ? null : host.asText(), HostName.canonicalHost(row.get("spelling").asText()),
+                    "the one form of '" + row.get("spelling").asText() + "'");
+        });
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyCaseOfTheTable() throws Exception {
+        return each(table().get("cases"), "case", ConformanceTest::play);
+    }
+
+    /** Plays one case in a directory of its own: its verdict, then the error an explicit re-read reports. */
+    static void play(JsonNode testCase) throws Exception {
+        String rule = testCase.path("id").asText() + ": " + testCase.path("rule").asText();
+        String expected = testCase.get("expected").asText();
+        JsonNode expectedError = testCase.get("expected_error");
+        long now = testCase.get("now").asLong();
+        JsonNode question = testCase.get("question");
+        try (CaseFiles files = new CaseFiles(testCase, Map.of())) {
+            if (expected.equals("error")) {
+                CacheReaderException error = assertThrows(CacheReaderException.class, files::open, rule);
+                assertEquals(expectedError.asText(), error.code(), rule + ": " + error.getMessage());
+                return;
             }
-            // Opened before the version under test is written: an invalid first version is then a
-            // refused update, not an error from the constructor.
-            CacheReader reader = CacheReader.forStore(STORE, directory, fallback, expected);
+            CacheReader reader;
             if (testCase.has("previous_cache")) {
+                files.publish(files.previousVersion(), 0644);
+                reader = files.open();
                 ask(reader, question, now);
-                if (version == null) Files.delete(directory.resolve(STORE + ".json"));
+                files.publishLast();
+            } else {
+                // Opened before the version under test is written: an invalid first version is then a
+                // refused update, not an error from the constructor.
+                reader = files.open();
+                if (files.lastVersion() != null) files.publishLast();
             }
-            if (version != null) TestCaches.publish(directory, STORE, version);
-            return ask(reader, question, now);
-        } finally {
-            try (Stream<Path> files = Files.list(directory)) {
-                for (Path path : files.toList()) Files.delete(path);
+            assertEquals(expected, ask(reader, question, now).label(), rule);
+            if (expectedError == null) {
+                assertDoesNotThrow(reader::refresh, rule);
+            } else {
+                CacheReaderException error = assertThrows(CacheReaderException.class, reader::refresh, rule);
+                assertEquals(expectedError.asText(), error.code(), rule + ": " + error.getMessage());
             }
-            Files.delete(directory);
         }
     }
 

@@ -2,7 +2,6 @@ package pinkeeper.reader;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -36,7 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The trust manager against real TLS servers on loopback, through the JDK's two HTTP clients:
  * pins are checked on top of chain and host name verification, against the verified path, by
- * the host the client verified and the leaf's common name (PROTOCOL.md §5.1). Only the API that
+ * the host the client verified and the leaf's common name (docs/protocol.md, "the host decides"). Only the API that
  * predates §5.1 is used here, so this class also runs against the reader before it (see README).
  */
 class PinningTrustManagerTest {
@@ -55,6 +54,9 @@ class PinningTrustManagerTest {
     static TestPki.Issued exemptCommonName;
     static TestPki.Issued pinnedElsewhereCommonName;
     static TestPki.Issued gateway;
+    /** For the addresses 127.0.0.1 and ::1 (SAN), with the unlisted CN unlisted.example. */
+    static TestPki.Issued loopbackAttacker;
+    static TestPki.Issued loopbackPinned;
     static Path cacheDirectory;
 
     @BeforeAll
@@ -72,6 +74,8 @@ class PinningTrustManagerTest {
         exemptCommonName = maker.issue("exemptcn", "static.example.com", "api", root);
         pinnedElsewhereCommonName = maker.issue("elsewherecn", "www.example.com", "api", root);
         gateway = maker.issue("gateway", "gw-7.internal.example", "api", root);
+        loopbackAttacker = maker.issue("loopbackattacker", "unlisted.example", "loopback", root);
+        loopbackPinned = maker.issue("loopbackpinned", "unlisted.example", "loopback", root);
 
         cacheDirectory = java.nio.file.Files.createDirectory(directory.resolve("cache"));
         // The leaf store pins, under the leaf's CN, certificates that other checks must still reject.
@@ -91,6 +95,12 @@ class PinningTrustManagerTest {
                         + " {\"name\": \"static.example.com\", \"sslPinningRequired\": false}]},\n",
                 TestCaches.entry("api.example.com", gateway.fingerprintBase64()),
                 TestCaches.entry("www.example.com", pinned.fingerprintBase64())));
+        // "Pin the loopback addresses": 127.0.0.1 and ::1 require pinning, unlisted names do not.
+        TestCaches.publish(cacheDirectory, "loopback", TestCaches.cache("loopback",
+                "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": ["
+                        + "{\"name\": \"127.0.0.1\", \"sslPinningRequired\": true}, {\"name\": \"::1\", \"sslPinningRequired\": true}]},\n",
+                TestCaches.entry("127.0.0.1", loopbackPinned.fingerprintBase64()),
+                TestCaches.entry("::1", loopbackPinned.fingerprintBase64())));
     }
 
     /** A TLS context trusting only the test root, pinned with {@code store}. */
@@ -152,7 +162,7 @@ class PinningTrustManagerTest {
         }
     }
 
-    // PROTOCOL.md §5.1: a certificate correctly issued for api.example.com (its SAN) whose common
+    // docs/protocol.md, "the host decides": a certificate correctly issued for api.example.com (its SAN) whose common
     // name its holder chose. The platform verifies the host; the pins must decide by it too.
 
     @Test
@@ -190,8 +200,9 @@ class PinningTrustManagerTest {
     }
 
     // The host as the URL spells it. JSSE checks the certificate for the name IDN.toASCII makes of
-    // the host (U+3002, U+FF0E and U+FF61 are label separators, fullwidth letters fold to ASCII)
-    // and sends no SNI for a host without an ASCII dot: H must be that name, not the spelling.
+    // a non-ASCII host (U+3002, U+FF0E and U+FF61 are label separators, fullwidth letters fold to
+    // ASCII), while H is the host's one form, which takes a label as written: a host whose one
+    // form is not the name the platform verified (or that has none) is refused, pinned or not.
 
     /** {@code https://HOST:PORT/} through {@code proxy} with HttpsURLConnection; the URL keeps a non-ASCII host as written. */
     static String getSpelledWithUrlConnection(SSLContext context, String host, int port, TunnelProxy proxy) throws IOException {
@@ -213,53 +224,117 @@ class PinningTrustManagerTest {
             "\uFF41\uFF50\uFF49.example.com");           // ASCII dots: SNI is sent, converted
 
     @Test
-    void theHostIsTakenAsTheNameIdnToAsciiMakesOfItAsThePlatformChecksIt() {
-        assertEquals("api.example.com", PinningTrustManager.verifiedName("api\u3002example\u3002com"));
-        assertEquals("api.example.com", PinningTrustManager.verifiedName("\uFF41\uFF50\uFF49\uFF0Eexample\uFF61com"));
-        assertEquals("xn--bcher-kva.example", PinningTrustManager.verifiedName("b\u00fccher.example"));
-        // Nameprep folds what PinName never does: the platform checks kelvin.example for this host.
-        assertEquals("kelvin.example", PinningTrustManager.verifiedName("\u212Aelvin.example"));
-        assertEquals("127.0.0.1", PinningTrustManager.verifiedName("\uFF11\uFF12\uFF17.\uFF10.\uFF10.\uFF11"));
-        // ASCII is kept as it is (IP literals too, which the STD3 rules would refuse).
-        for (String host : List.of("API.Example.com", "localhost", "127.0.0.1", "::1", "[::1]", "xn--bcher-kva.example")) {
-            assertEquals(host, PinningTrustManager.verifiedName(host));
-        }
-        // No name the platform could have verified: the connection is refused.
-        for (String host : java.util.Arrays.asList(null, "", "a_b.\u4f8b", "\u00AD.example", "-a.\u00e9", "\u200B", "a b.\u4f8b")) {
-            assertNull(PinningTrustManager.verifiedName(host), String.valueOf(host));
-        }
-    }
-
-    @Test
-    void aHostSpelledWithUnicodeFullStopsIsJudgedAsTheNameThePlatformVerified() throws Exception {
-        // The certificate is for api.example.com with the CN unlisted.example; domainsConfig pins
-        // api.example.com and nothing else. Judged by the spelling, neither name would need a pin.
-        try (TlsServer server = new TlsServer(attacker, attacker.certificate()); TunnelProxy proxy = new TunnelProxy()) {
-            SSLContext context = context("api");
-            assertAll(API_SPELLINGS.stream().map(host -> () -> {
-                IOException error = assertThrows(IOException.class, () -> getSpelledWithUrlConnection(context, host, server.port(), proxy), host);
-                // ASCII letters keep their case (API。Example。COM is checked as API.Example.COM); names fold them.
-                assertTrue(messages(error).toLowerCase(Locale.ROOT).contains("pinkeeper: store 'api' does not pin the certificate chain of 'api.example.com'"
-                        + " (certificate common name 'unlisted.example') (untrusted)"), host + ": " + messages(error));
-            }));
+    void aHostSpelledWithMappedCharactersIsRefusedPinnedOrNot() throws Exception {
+        // The certificates are for api.example.com; domainsConfig pins api.example.com and nothing
+        // else, to the gateway's certificate. Judged by the spelling, neither name would need a pin.
+        for (TestPki.Issued served : List.of(attacker, gateway)) {
+            try (TlsServer server = new TlsServer(served, served.certificate()); TunnelProxy proxy = new TunnelProxy()) {
+                SSLContext context = context("api");
+                assertAll(API_SPELLINGS.stream().map(host -> () -> {
+                    IOException error = assertThrows(IOException.class,
+                            () -> getSpelledWithUrlConnection(context, host, server.port(), proxy), host);
+                    assertTrue(messages(error).contains("pinkeeper: store 'api' refuses a connection to '" + host + "': "),
+                            host + ": " + messages(error));
+                }));
+            }
         }
     }
 
     @Test
-    void aHostSpelledWithUnicodeFullStopsMatchesThePinsOfTheNameThePlatformVerified() throws Exception {
-        try (TlsServer server = new TlsServer(gateway, gateway.certificate()); TunnelProxy proxy = new TunnelProxy()) {
-            SSLContext context = context("api");
-            assertAll(API_SPELLINGS.stream().map(host -> () -> assertEquals(TlsServer.BODY, getSpelledWithUrlConnection(context, host, server.port(), proxy), host)));
-        }
-    }
-
-    @Test
-    void aBareSocketForAHostSpelledWithUnicodeFullStopsIsJudgedAsTheNameThePlatformVerified() throws Exception {
-        try (TlsServer server = new TlsServer(attacker, attacker.certificate());
+    void aBareSocketForAHostSpelledWithUnicodeFullStopsIsRefused() throws Exception {
+        try (TlsServer server = new TlsServer(gateway, gateway.certificate());
              SSLSocket socket = bareSocket(context("api"), server, "api\u3002example\u3002com", "HTTPS")) {
             IOException error = assertThrows(IOException.class, socket::startHandshake);
-            assertTrue(messages(error).contains("does not pin the certificate chain of 'api.example.com' (certificate common name 'unlisted.example')"),
+            assertTrue(messages(error).contains("refuses a connection to 'api\u3002example\u3002com': the host has no one form"),
                     messages(error));
+        }
+    }
+
+    // Attack 1: another spelling of a pinned address. JSSE matches an IP literal by its value
+    // (0:0:0:0:0:0:0:1 is the SAN's ::1), so a certificate for the address is verified under any
+    // spelling; judged as spelled, the host would be a name domainsConfig does not list, and a
+    // store that pins only its addresses would let it through unpinned. java.net.http.HttpClient
+    // even hands its engine an IPv6 host in InetAddress's long form: before the one form,
+    // https://[::1]/ through it was judged as the unlisted 0:0:0:0:0:0:0:1 (that handshake, and
+    // each bare-socket one below but for ::1 and 127.0.0.1, completed on the reader before it).
+
+    static final List<String> IPV6_SPELLINGS = List.of("0:0:0:0:0:0:0:1", "::0:1", "0000::1", "0:0::1", "[0:0:0:0:0:0:0:1]", "::1");
+    /**
+     * Spellings of 127.0.0.1 that JDK 17's endpoint identification matches with the SAN's
+     * 127.0.0.1 (a handshake for each completed on the reader before the one form); it refuses
+     * 0177.0.0.1 (read as 177.0.0.1) and 0x7f.0.0.1 (a DNS name) by itself.
+     */
+    static final List<String> IPV4_SPELLINGS = List.of("127.1", "127.0.1", "2130706433", "127.000.000.001", "127.0.0.01", "127.0.0.1.");
+    /** IPv4-mapped spellings of 127.0.0.1, which JDK 17's endpoint identification matches with the SAN's 127.0.0.1 as well. */
+    static final List<String> IPV4_MAPPED_SPELLINGS =
+            List.of("::ffff:127.0.0.1", "::FFFF:7f00:1", "[::ffff:127.0.0.1]", "0:0:0:0:0:ffff:7f00:1");
+
+    /** A TLS handshake on a bare socket to {@code address}, for the peer host {@code spelling}, with HTTPS endpoint identification. */
+    static IOException handshakeFailure(SSLContext context, TlsServer server, java.net.InetAddress address, String spelling)
+            throws IOException {
+        Socket plain = new Socket(address, server.port());
+        try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket(plain, spelling, server.port(), true)) {
+            socket.setSoTimeout(10_000);
+            SSLParameters parameters = socket.getSSLParameters();
+            parameters.setEndpointIdentificationAlgorithm("HTTPS");
+            socket.setSSLParameters(parameters);
+            return assertThrows(IOException.class, socket::startHandshake, spelling + " (SSLSocket)");
+        }
+    }
+
+    @Test
+    void attack1AnotherSpellingOfAPinnedIpv6AddressFailsTheHandshake() throws Exception {
+        java.net.InetAddress loopback6 = java.net.InetAddress.getByName("::1");
+        try (TlsServer server = new TlsServer(loopback6, loopbackAttacker, loopbackAttacker.certificate())) {
+            SSLContext context = context("loopback");
+            assertAll(IPV6_SPELLINGS.stream().map(spelling -> () -> {
+                String expected = "pinkeeper: store 'loopback' does not pin the certificate chain of '::1'"
+                        + " (certificate common name 'unlisted.example')";
+                IOException bare = handshakeFailure(context, server, loopback6, spelling);
+                assertTrue(messages(bare).contains(expected), spelling + ": " + messages(bare));
+                String host = spelling.startsWith("[") ? spelling : "[" + spelling + "]";
+                IOException viaClient = assertThrows(IOException.class, () -> getWithHttpClient(context, host, server.port()),
+                        spelling + " (HttpClient)");
+                assertTrue(messages(viaClient).contains(expected), spelling + ": " + messages(viaClient));
+                IOException viaConnection = assertThrows(IOException.class, () -> getWithUrlConnection(context, host, server.port()),
+                        spelling + " (HttpsURLConnection)");
+                assertTrue(messages(viaConnection).contains(expected), spelling + ": " + messages(viaConnection));
+            }));
+            assertEquals(0, server.requests(), "a request reached the server");
+        }
+    }
+
+    @Test
+    void attack1AnotherSpellingOfAPinnedIpv4AddressFailsTheHandshake() throws Exception {
+        java.net.InetAddress loopback4 = java.net.InetAddress.getByName("127.0.0.1");
+        try (TlsServer server = new TlsServer(loopback4, loopbackAttacker, loopbackAttacker.certificate())) {
+            SSLContext context = context("loopback");
+            IOException canonical = handshakeFailure(context, server, loopback4, "127.0.0.1");
+            assertTrue(messages(canonical).contains("does not pin the certificate chain of '127.0.0.1'"), messages(canonical));
+            // An IPv4-mapped address is matched as the IPv4 address, whose one form is another name.
+            List<String> spellings = new ArrayList<>(IPV4_SPELLINGS);
+            spellings.addAll(IPV4_MAPPED_SPELLINGS);
+            assertAll(spellings.stream().map(spelling -> () -> {
+                String why = IPV4_SPELLINGS.contains(spelling) ? "the host has no one form"
+                        : "the platform verifies the certificate for '127.0.0.1', another name than the host's one form '::ffff:127.0.0.1'";
+                IOException error = handshakeFailure(context, server, loopback4, spelling);
+                assertTrue(messages(error).contains("pinkeeper: store 'loopback' refuses a connection to '" + spelling + "': " + why),
+                        spelling + ": " + messages(error));
+            }));
+            assertEquals(0, server.requests(), "a request reached the server");
+        }
+    }
+
+    @Test
+    void thePinnedCertificateIsTrustedUnderEverySpellingOfItsAddress() throws Exception {
+        java.net.InetAddress loopback6 = java.net.InetAddress.getByName("::1");
+        try (TlsServer server = new TlsServer(loopback6, loopbackPinned, loopbackPinned.certificate())) {
+            SSLContext context = context("loopback");
+            for (String spelling : IPV6_SPELLINGS) {
+                String host = spelling.startsWith("[") ? spelling : "[" + spelling + "]";
+                assertEquals(TlsServer.BODY, getWithHttpClient(context, host, server.port()), spelling);
+                assertEquals(TlsServer.BODY, getWithUrlConnection(context, host, server.port()), spelling);
+            }
         }
     }
 

@@ -35,9 +35,20 @@ final class TestCaches {
 
     /** The same for exact bytes (which need not be UTF-8). */
     static Path publish(Path directory, String store, byte[] content) throws IOException {
-        Path target = directory.resolve(store + ".json");
-        Path temporary = Files.createTempFile(directory, "." + store + ".json.tmp-", "");
+        return publish(directory, store + ".json", content, 0644);
+    }
+
+    /** {@code content} as {@code directory/fileName} with {@code mode} (set before the rename, as the daemon does). */
+    static Path publish(Path directory, String fileName, byte[] content, int mode) throws IOException {
+        Path target = directory.resolve(fileName);
+        Path temporary = Files.createTempFile(directory, "." + fileName + ".tmp-", "");
         Files.write(temporary, content);
+        setMode(temporary, mode);
         return Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** chmod, sticky bit included (the JDK's "unix" view; PosixFilePermission has no sticky bit). */
+    static void setMode(Path path, int mode) throws IOException {
+        Files.setAttribute(path, "unix:mode", mode);
     }
 }

@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * Throw-away certificates made by the openssl command line at test time, in a directory of their own:
  * a root CA, an intermediate CA under it, and leaves (P-256 keys, valid for two days). Leaves are
  * for {@code localhost} and 127.0.0.1 ({@code leaf}, {@code selfsigned}), for {@code api.example.com}
- * ({@code api}) or for {@code wrong.invalid} ({@code wrongname}), whatever common name they carry.
+ * ({@code api}), for the addresses 127.0.0.1 and ::1 alone ({@code loopback}) or for
+ * {@code wrong.invalid} ({@code wrongname}), whatever common name they carry.
  */
 final class TestPki {
     private static final String CONFIG = """
@@ -57,6 +58,13 @@ final class TestPki {
             subjectKeyIdentifier = hash
             authorityKeyIdentifier = keyid
             subjectAltName = DNS:wrong.invalid
+            [loopback]
+            basicConstraints = critical,CA:FALSE
+            keyUsage = critical,digitalSignature
+            extendedKeyUsage = serverAuth
+            subjectKeyIdentifier = hash
+            authorityKeyIdentifier = keyid
+            subjectAltName = IP:127.0.0.1,IP:::1
             [selfsigned]
             basicConstraints = critical,CA:FALSE
             keyUsage = critical,digitalSignature

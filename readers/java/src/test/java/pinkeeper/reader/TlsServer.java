@@ -14,19 +14,26 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedKeyManager;
 
-/** An HTTPS server on 127.0.0.1 (an ephemeral port) that sends a chosen certificate chain and answers "hello". */
+/** An HTTPS server on 127.0.0.1 or ::1 (an ephemeral port) that sends a chosen certificate chain and answers "hello". */
 final class TlsServer implements AutoCloseable {
     static final String BODY = "hello";
 
     private final HttpsServer server;
+    private final java.util.concurrent.atomic.AtomicInteger requests = new java.util.concurrent.atomic.AtomicInteger();
 
     /** Serves with {@code leaf}'s key and sends {@code chain} (leaf first) as its certificates. */
     TlsServer(TestPki.Issued leaf, X509Certificate... chain) throws Exception {
+        this(InetAddress.getLoopbackAddress(), leaf, chain);
+    }
+
+    /** The same on {@code address} (127.0.0.1 or ::1). */
+    TlsServer(InetAddress address, TestPki.Issued leaf, X509Certificate... chain) throws Exception {
         SSLContext context = SSLContext.getInstance("TLS");
         context.init(new KeyManager[] {new FixedChain(leaf.key(), chain)}, null, null);
-        server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server = HttpsServer.create(new InetSocketAddress(address, 0), 0);
         server.setHttpsConfigurator(new HttpsConfigurator(context));
         server.createContext("/", exchange -> {
+            requests.incrementAndGet();
             byte[] body = BODY.getBytes(StandardCharsets.US_ASCII);
             exchange.sendResponseHeaders(200, body.length);
             exchange.getResponseBody().write(body);
@@ -36,6 +43,9 @@ final class TlsServer implements AutoCloseable {
     }
 
     int port() { return server.getAddress().getPort(); }
+
+    /** How many requests reached the application: none when every handshake failed. */
+    int requests() { return requests.get(); }
 
     @Override
     public void close() {

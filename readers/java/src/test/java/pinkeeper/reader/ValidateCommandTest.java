@@ -10,7 +10,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -61,7 +67,7 @@ class ValidateCommandTest {
     void anEmptyNameIsAUsageError() {
         Result result = validate("--name", "", "--fingerprint", pinnedB64);
         assertEquals(64, result.status(), result.toString());
-        assertTrue(result.err().startsWith("pinkeeper: --name must be the host a client connects to, not empty\n"), result.err());
+        assertTrue(result.err().startsWith("pinkeeper: usage: --name must be the host a client connects to, not empty\n"), result.err());
         assertEquals("", result.out());
     }
 
@@ -145,11 +151,21 @@ class ValidateCommandTest {
         TestCaches.publish(directory, "banking", "not json");
         Result invalid = validate("--name", "api.example.com", "--fingerprint", pinnedB64);
         assertEquals(65, invalid.status());
-        assertEquals("pinkeeper: store 'banking': " + directory.resolve("banking.json") + " is not a pinkeeper cache file: not valid JSON\n",
-                invalid.err());
+        assertEquals("pinkeeper: not-json: store 'banking': " + directory.resolve("banking.json")
+                + " is not a pinkeeper cache file: not valid JSON\n", invalid.err());
         Files.delete(directory.resolve("banking.json"));
         Files.createDirectory(directory.resolve("banking.json"));
-        assertEquals(74, validate("--name", "api.example.com", "--fingerprint", pinnedB64).status());
+        Result directoryThere = validate("--name", "api.example.com", "--fingerprint", pinnedB64);
+        assertEquals(74, directoryThere.status());
+        assertTrue(directoryThere.err().startsWith("pinkeeper: not-regular-file: store 'banking': "), directoryThere.err());
+    }
+
+    @Test
+    void aRefusedHostSpellingIsUntrustedAndSaysWhy() {
+        Result result = validate("--name", "0:0:0:0:0:0:0:1%lo", "--fingerprint", pinnedB64);
+        assertEquals(new Result(1, "untrusted: --name '0:0:0:0:0:0:0:1%lo' has no one form (a short or padded IPv4 address, a zone id,"
+                + " an empty label, a dot IDNA maps...), so no pin is looked up for it: give the host as clients name it\n", ""), result);
+        assertEquals(0, validate("--name", "API.EXAMPLE.COM.", "--fingerprint", pinnedB64).status());
     }
 
     @Test
@@ -171,5 +187,138 @@ class ValidateCommandTest {
             assertEquals(expected[index], process.exitValue(), output);
             assertTrue(output.startsWith(index == 0 ? "trusted\n" : "untrusted: "), output);
         }
+    }
+
+    @Test
+    void aNonAsciiNameIsReadAsTheUtf8ItWasGivenInAnyLocale() throws Exception {
+        String built = System.getProperty("pinkeeper.jar");
+        assumeTrue(built != null, "no -Dpinkeeper.jar: the jar is tested by make test-java");
+        TestCaches.publish(directory, "banking", TestCaches.cache("banking",
+                "  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": ["
+                        + "{\"name\": \"xn--bcher-kva.example\", \"sslPinningRequired\": true}]},\n",
+                TestCaches.entry("xn--bcher-kva.example", pinnedB64)));
+        Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
+        // Under the C locale Java decodes argv as ASCII: bücher.example would be b??cher.example,
+        // an unlisted name that domainsConfig leaves unpinned.
+        for (String locale : List.of("C", "C.UTF-8")) {
+            ProcessBuilder builder = new ProcessBuilder(java.toString(), "-jar", built, "validate", "--cache-directory",
+                    directory.toString(), "--store", "banking", "--name", "b\u00fccher.example", "--fingerprint", CacheReaderTest.b64(3))
+                    .redirectErrorStream(true);
+            builder.environment().put("LC_ALL", locale);
+            builder.environment().put("LANG", locale);
+            Process process = builder.start();
+            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(1, process.exitValue(), locale + ": " + output);
+            assertEquals("untrusted: store 'banking' pins 'xn--bcher-kva.example', but not this certificate\n", output, locale);
+        }
+    }
+
+    // The shared table (Tests/Conformance/cases.json): every options row and every case's
+    // expected_command, through the command's entry point with the case's "now".
+
+    @TestFactory
+    Stream<DynamicTest> everyOptionsRowOfTheTable() throws Exception {
+        JsonNode table = ConformanceTest.table();
+        JsonNode cache = table.get("options_cache");
+        long now = cache.get("now").asLong();
+        return ConformanceTest.each(table.get("options"), "options row", row -> {
+            Path cacheDirectory = Files.createTempDirectory(directory, "options-");
+            byte[] content = CaseFiles.JSON.writeValueAsBytes(cache.get("cache"));
+            TestCaches.publish(cacheDirectory, cache.get("store").asText() + ".json", content, 0644);
+            List<String> arguments = new ArrayList<>(List.of("validate", "--cache-directory", cacheDirectory.toString(),
+                    "--store", cache.get("store").asText()));
+            for (JsonNode argument : row.get("args")) arguments.add(argument.asText());
+            assertCommand(row.get("expected_command"), run(now, arguments), row.get("id").asText());
+        });
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyCasesCommandOutcome() throws Exception {
+        CaseCertificates certificates = new CaseCertificates(Files.createDirectory(directory.resolve("case-certificates")));
+        return ConformanceTest.each(ConformanceTest.table().get("cases"), "case", testCase -> playCommand(testCase, certificates));
+    }
+
+    /** The case's last files and question, as the README's command-line runner gives them. */
+    void playCommand(JsonNode testCase, CaseCertificates certificates) throws Exception {
+        JsonNode question = testCase.get("question");
+        Map<String, String> substitutions = new HashMap<>();
+        Path certificate = certificateFor(testCase, certificates, substitutions);
+        try (CaseFiles files = new CaseFiles(testCase, substitutions)) {
+            files.publishLast();
+            List<String> arguments = new ArrayList<>(List.of("validate", "--cache-directory", files.directory.toString(),
+                    "--store", CaseFiles.STORE, "--name", question.get("name").asText()));
+            if (certificate != null) {
+                arguments.addAll(List.of("--certificate", certificate.toString()));
+            } else {
+                arguments.addAll(List.of("--fingerprint", question.get("fingerprint").asText()));
+                if (question.has("depth")) arguments.addAll(List.of("--depth", question.get("depth").asText()));
+            }
+            if (files.fallback != null) arguments.addAll(List.of("--fallback-file", files.fallback.toString()));
+            if (files.expectedNames != null) {
+                if (files.expectedNames.isEmpty()) arguments.addAll(List.of("--expected-common-name", ""));
+                for (String name : files.expectedNames) arguments.addAll(List.of("--expected-common-name", name));
+            }
+            assertCommand(testCase.get("expected_command"), run(testCase.get("now").asLong(), arguments), testCase.get("id").asText());
+        }
+    }
+
+    /**
+     * The certificate file for a question with a chain, a common name or a PEM (null for a bare
+     * fingerprint), with the case's fingerprints mapped to those of the certificates made for it.
+     */
+    Path certificateFor(JsonNode testCase, CaseCertificates certificates, Map<String, String> substitutions) throws Exception {
+        JsonNode question = testCase.get("question");
+        String id = testCase.get("id").asText();
+        if (question.has("certificate_pem")) {
+            Path file = directory.resolve(id + ".pem");
+            Files.writeString(file, question.get("certificate_pem").asText());
+            return file;
+        }
+        if (!question.has("verified_chain") && !question.has("common_name")) return null;
+        String commonName = question.has("common_name") ? question.get("common_name").asText() : null;
+        List<String> fingerprints = new ArrayList<>();
+        if (question.has("verified_chain")) {
+            for (JsonNode fingerprint : question.get("verified_chain")) fingerprints.add(fingerprint.asText());
+        } else {
+            assertEquals(0, question.path("depth").asInt(0), id + ": a common name goes with a leaf");
+            fingerprints.add(question.get("fingerprint").asText());
+        }
+        TestPki.Issued[] chain = new TestPki.Issued[fingerprints.size()];
+        for (int position = 0; position < chain.length; position++) {
+            chain[position] = position == 0 ? certificates.leaf(commonName) : certificates.atPosition(position);
+            String earlier = substitutions.put(fingerprints.get(position), chain[position].fingerprintBase64());
+            assertEquals(null, earlier, id + ": a fingerprint twice in one chain");
+        }
+        return certificates.chainFile(id, chain);
+    }
+
+    Result run(long now, List<String> arguments) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = ValidateCommand.run(arguments.toArray(String[]::new), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), () -> now);
+        return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Status and word as the README reads them: for 0–2 the verdict's word (the last line of
+     * standard output: with --certificate the chain is listed before it), else the word after
+     * "pinkeeper: " on standard error's first line.
+     */
+    static void assertCommand(JsonNode expected, Result result, String id) {
+        assertEquals(expected.get("status").asInt(), result.status(), id + ": " + result);
+        String word;
+        if (result.status() <= 2) {
+            String[] lines = result.out().split("\n");
+            word = lines[lines.length - 1].split("[: ]", 2)[0];
+            assertEquals("", result.err(), id);
+        } else {
+            String first = result.err().split("\n", 2)[0];
+            assertTrue(first.startsWith("pinkeeper: "), id + ": " + result);
+            word = first.substring("pinkeeper: ".length()).split(":", 2)[0];
+            assertEquals("", result.out(), id);
+        }
+        assertEquals(expected.get("word").asText(), word, id + ": " + result);
     }
 }

@@ -10,6 +10,7 @@ const fs = require('node:fs');
 const { CacheReader, DEFAULT_CACHE_DIRECTORY, STORE_ID, sha256 } = require('./cache-reader');
 const { commonName, notAfter, readCertificates, subjectRFC2253 } = require('./certificate');
 const { CacheReaderError } = require('./errors');
+const { canonicalHost } = require('./host');
 const { describePeer, escaped, peerNames, sameName } = require('./names');
 const { decodeDigest } = require('./pin-list');
 const { Verdict, EXIT_STATUS } = require('./validator');
@@ -217,7 +218,7 @@ function execute(given, print) {
   const names = { host: name, commonName: leafName };
   const verdict = reader.verdictForChain(names, chain.map(({ der }) => der));
   print(verdictLine(verdict, names, reader, store));
-  for (const line of describeChain(chain, name, leafName)) print(line);
+  for (const line of describeChain(chain, canonicalHost(name) ?? name, leafName)) print(line);
   return EXIT_STATUS[verdict];
 }
 

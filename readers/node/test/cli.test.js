@@ -118,10 +118,13 @@ test('usage errors exit with 64, help with 0', () => {
     ['--name', 'api.example.com', '--fingerprint', PINNED.replace('=', '')],
     ['--name', 'api.example.com', '--fingerprint', PINNED, '--colour'],
     ['--name', 'api.example.com', '--fingerprint'],
+    ['--name', 'api.example.com', '--name', 'www.example.com', '--fingerprint', PINNED],
+    ['--name', 'api.example.com', '--fingerprint', PINNED, '--depth', '0', '--depth', '1'],
+    ['--name', 'api.example.com', '--fingerprint', `${'01:'.repeat(31)}01`.replaceAll(':', '').replace(/^(..)/, '$1:')],
   ]) {
     const result = validate(...args);
     assert.equal(result.status, 64, args.join(' '));
-    assert.ok(result.err.startsWith('pinkeeper: ') && result.err.includes('usage: '), result.err);
+    assert.ok(result.err.startsWith('pinkeeper: usage: ') && result.err.includes('\nusage: pinkeeper-reader validate'), result.err);
   }
   assert.equal(cli('validate', '--store', '../etc/passwd', '--name', 'a', '--fingerprint', PINNED).status, 64);
   assert.equal(cli('status').status, 64);

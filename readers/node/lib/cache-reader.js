@@ -88,14 +88,14 @@ function readRegularFile(file, followSymlink) {
   } catch (error) {
     if (error.code === 'ENOENT') return null;
     if (!followSymlink && error.code === 'ELOOP' && isSymlink(file)) {
-      throw new CacheReaderError('symlink', file, 'is a symlink, which is never followed: let the daemon publish the file there');
+      throw new CacheReaderError('symlink', file, 'is a symlink, which is never followed; remove it and let the daemon publish the file there');
     }
-    throw new CacheReaderError('io-error', file, `cannot be opened (${error.code ?? error.message}): check the path and its permissions`);
+    throw new CacheReaderError('io-error', file, `cannot be opened (${error.code ?? error.message}); check the path and its permissions`);
   }
   try {
     const info = fs.fstatSync(fd, { bigint: true });
     if (!info.isFile()) {
-      throw new CacheReaderError('not-regular-file', file, 'is not a regular file (a FIFO, device or directory?): remove it');
+      throw new CacheReaderError('not-regular-file', file, 'is not a regular file (a FIFO, device or directory?); remove it');
     }
     checkPermissions(file, info, followSymlink);
     return { data: readAll(fd, file, info), identity: versionOf(info) };
@@ -112,7 +112,7 @@ function readRegularFile(file, followSymlink) {
  */
 function checkPermissions(file, info, followSymlink) {
   const insecure = (what) => new CacheReaderError('insecure-permissions', file,
-    `${what}, so any local user could plant pins: remove write access for others (chmod o-w)`);
+    `${what}, so any local user could plant pins; remove write access for others (chmod o-w)`);
   if (Number(info.mode) & WRITABLE_BY_OTHERS) throw insecure('is writable by other users');
   const directories = new Set([path.dirname(file)]);
   if (followSymlink) directories.add(path.dirname(realPath(file)));
@@ -121,7 +121,7 @@ function checkPermissions(file, info, followSymlink) {
     try {
       mode = fs.statSync(directory).mode;
     } catch (error) {
-      throw new CacheReaderError('io-error', file, `has a directory that cannot be examined (${error.code ?? error.message})`);
+      throw new CacheReaderError('io-error', file, `has a directory that cannot be examined (${error.code ?? error.message}); check its permissions`);
     }
     if (mode & WRITABLE_BY_OTHERS && !(mode & STICKY)) {
       throw insecure(`is in ${directory}, which other users may write without the sticky bit`);
@@ -133,13 +133,13 @@ function realPath(file) {
   try {
     return fs.realpathSync(file);
   } catch (error) {
-    throw new CacheReaderError('io-error', file, `cannot be resolved (${error.code ?? error.message})`);
+    throw new CacheReaderError('io-error', file, `cannot be resolved (${error.code ?? error.message}); check the symlink and what it names`);
   }
 }
 
 /** The whole content of the open descriptor `fd`, at most MAXIMUM_FILE_SIZE bytes. */
 function readAll(fd, file, info) {
-  const tooLarge = () => new CacheReaderError('too-large', file, `is larger than ${MAXIMUM_FILE_SIZE} bytes, which no cache file is`);
+  const tooLarge = () => new CacheReaderError('too-large', file, `is larger than ${MAXIMUM_FILE_SIZE} bytes, which no pin list is; replace it`);
   if (info.size > BigInt(MAXIMUM_FILE_SIZE)) throw tooLarge();
   const chunks = [];
   let total = 0;
@@ -149,7 +149,7 @@ function readAll(fd, file, info) {
     try {
       count = fs.readSync(fd, chunk, 0, chunk.length, null);
     } catch (error) {
-      throw new CacheReaderError('io-error', file, `cannot be read (${error.code ?? error.message})`);
+      throw new CacheReaderError('io-error', file, `cannot be read (${error.code ?? error.message}); check the disk`);
     }
     if (count === 0) break;
     total += count;
@@ -167,12 +167,12 @@ function readAll(fd, file, info) {
  */
 function readFallback(file) {
   const read = readRegularFile(file, true);
-  if (read === null) throw new CacheReaderError('missing', file, 'does not exist: give the path of the store\'s fallback file');
+  if (read === null) throw new CacheReaderError('missing', file, 'does not exist; give the path of the store\'s fallback file');
   try {
     return parsePinList(read.data).pins;
   } catch (error) {
     if (!(error instanceof PinListError)) throw error;
-    throw new CacheReaderError(error.code, file, `is not a Wultra fingerprint list: ${error.message}`);
+    throw new CacheReaderError(error.code, file, `is not a Wultra fingerprint list: ${error.message}; correct the fallback file`);
   }
 }
 
@@ -293,7 +293,7 @@ class CacheReader {
     }
     if (typeof identity === 'string' && identity.startsWith('failed:')) {
       this.#identity = identity;
-      this.#problem = new CacheReaderError('io-error', this.path, `cannot be examined (${identity.slice(7)}): check its directory`);
+      this.#problem = new CacheReaderError('io-error', this.path, `cannot be examined (${identity.slice(7)}); check its directory`);
       return;
     }
     try {
@@ -320,11 +320,12 @@ class CacheReader {
       cache = CacheFile.parse(data);
     } catch (error) {
       if (!(error instanceof PinListError)) throw error;
-      throw new CacheReaderError(error.code, this.path, `is not a pinkeeper cache file: ${error.message}`);
+      const remedy = error.code === 'unsupported-format' ? 'a newer reader reads it' : 'publish a good version with `pinkeeper update`';
+      throw new CacheReaderError(error.code, this.path, `is not a pinkeeper cache file: ${error.message}; ${remedy}`);
     }
     if (this.store !== null && cache.metadata.store !== this.store) {
       throw new CacheReaderError('wrong-store', this.path,
-        `belongs to store '${escaped(cache.metadata.store)}', not '${this.store}': check the daemon's cache_directory`);
+        `belongs to store '${escaped(cache.metadata.store)}', not '${this.store}'; check the daemon's cache_directory`);
     }
     return cache;
   }

@@ -147,7 +147,8 @@ test('unusable files exit with 65, 66 and 74', () => {
   assert.deepEqual(validate('--name', 'api.example.com', '--fingerprint', PINNED), {
     status: 65,
     out: '',
-    err: `pinkeeper: not-json: store 'banking': ${file} is not a pinkeeper cache file: not valid JSON (unexpected character at 0)\n`,
+    err: `pinkeeper: not-json: store 'banking': ${file} is not a pinkeeper cache file: not valid JSON (unexpected character at 0); `
+      + 'publish a good version with `pinkeeper update`\n',
   });
   fs.unlinkSync(file);
   fs.mkdirSync(file);

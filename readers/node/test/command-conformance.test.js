@@ -118,6 +118,8 @@ async function expectOutcome(args, now, expected) {
     assert.match(result.stderr, /^pinkeeper: /);
     assert.equal(result.stdout, '');
   }
+  // A refused file is named with its store, and the message says what to do.
+  if ([65, 74].includes(result.status)) assert.match(result.stderr, /^pinkeeper: [a-z-]+: store 'banking': \/\S+ .+; [a-z]/);
 }
 
 describe('the command line plays every options row', { concurrency: 4 }, () => {

@@ -215,7 +215,8 @@ test('an invalid file at start is an error naming the file and the field', () =>
   const where = directory();
   publish(where, JSON.stringify(cacheDocument([{ name: 'api.example.com', fingerprint: b64(1), expires: '1' }])));
   assert.throws(() => open(where), (error) => error instanceof CacheReaderError && error.kind === 'invalid'
-    && error.message === `${path.join(where, `${STORE}.json`)} is not a pinkeeper cache file: fingerprints[0].expires is not an integer`);
+    && error.message === `${path.join(where, `${STORE}.json`)} is not a pinkeeper cache file: fingerprints[0].expires is not an integer; `
+      + 'publish a good version with `pinkeeper update`');
   assert.throws(() => CacheReader.forStore('../etc', { cacheDirectory: where }), TypeError);
 });
 

@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
-# Runs the Node.js reader's tests (test/*.test.js, *.test.mjs) with `node`, the command line
-# compared with the Swift binary given as $1. Then again with Debian 12's Node 18, the oldest
-# version the package supports, unpacked under .build/node18 without touching the installed
-# node (its libnode and the Debian packages its built-in modules load from /usr/share/nodejs).
-# Run from anywhere: readers/node/run-tests.sh .build/debug/pinkeeper
+# Runs the Node.js reader's tests (test/*.test.js, *.test.mjs) with `node`: the conformance
+# table through the library and through the command line, the unit tests and the TLS helpers.
+# Then again with Debian 12's Node 18, the oldest version the package supports, unpacked under
+# .build/node18 without touching the installed node (its libnode and the Debian packages its
+# built-in modules load from /usr/share/nodejs).
+# Run from anywhere: readers/node/run-tests.sh
 set -euo pipefail
 
-binary="${1:?usage: readers/node/run-tests.sh PATH-TO-SWIFT-pinkeeper}"
-PINKEEPER_BINARY="$(realpath "$binary")"
-export PINKEEPER_BINARY
 here="$(cd "$(dirname "$0")" && pwd)"
 top="$(cd "$here/../.." && pwd)"
 cd "$here"

@@ -6,7 +6,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { CacheReaderError, PinListError } = require('./errors');
-const { foldName, peerNames, peerKeys } = require('./names');
+const { escaped, foldName, peerNames, peerKeys } = require('./names');
 const { CacheFile, parsePinList } = require('./pin-list');
 const { admits, decide, atDepth, inChain } = require('./validator');
 
@@ -15,6 +15,8 @@ const DEFAULT_CACHE_DIRECTORY = '/var/cache/pinkeeper';
 /** A cache file is a few hundred bytes per pin; anything this large is not one. */
 const MAXIMUM_FILE_SIZE = 64 * 1024 * 1024;
 const STORE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const WRITABLE_BY_OTHERS = 0o002;
+const STICKY = 0o1000;
 
 /** The current time in Unix seconds, as the pins' `expires`. */
 function nowSeconds() {
@@ -39,9 +41,12 @@ function sha256(der) {
   return crypto.createHash('sha256').update(der).digest();
 }
 
-/** What identifies one version of the file: device, inode, size and modification time. */
+/**
+ * What identifies one version of the file: device, inode, size and modification time, and its
+ * mode, so that a file made writable by others is looked at (and refused) again.
+ */
 function versionOf(info) {
-  return { dev: info.dev, ino: info.ino, size: info.size, mtimeNs: info.mtimeNs };
+  return { dev: info.dev, ino: info.ino, size: info.size, mtimeNs: info.mtimeNs, mode: info.mode };
 }
 
 /**
@@ -55,7 +60,8 @@ function isVersion(seen, info) {
     seen.mtimeNs === info.mtimeNs &&
     seen.ino === info.ino &&
     seen.size === info.size &&
-    seen.dev === info.dev
+    seen.dev === info.dev &&
+    seen.mode === info.mode
   );
 }
 
@@ -82,34 +88,75 @@ function readRegularFile(file, followSymlink) {
   } catch (error) {
     if (error.code === 'ENOENT') return null;
     if (!followSymlink && error.code === 'ELOOP' && isSymlink(file)) {
-      throw new CacheReaderError('unreadable', file, 'is a symlink, which is never followed');
+      throw new CacheReaderError('symlink', file, 'is a symlink, which is never followed; remove it and let the daemon publish the file there');
     }
-    throw new CacheReaderError('unreadable', file, `cannot be opened: ${error.code ?? error.message}`);
+    throw new CacheReaderError('io-error', file, `cannot be opened (${error.code ?? error.message}); check the path and its permissions`);
   }
   try {
     const info = fs.fstatSync(fd, { bigint: true });
-    if (!info.isFile()) throw new CacheReaderError('unreadable', file, 'is not a regular file (a FIFO, device or directory?)');
-    const tooLarge = () => new CacheReaderError('invalid', file, `is larger than ${MAXIMUM_FILE_SIZE} bytes`);
-    if (info.size > BigInt(MAXIMUM_FILE_SIZE)) throw tooLarge();
-    const chunks = [];
-    let total = 0;
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(65536);
-      let count;
-      try {
-        count = fs.readSync(fd, chunk, 0, chunk.length, null);
-      } catch (error) {
-        throw new CacheReaderError('unreadable', file, `cannot be read: ${error.code ?? error.message}`);
-      }
-      if (count === 0) break;
-      total += count;
-      if (total > MAXIMUM_FILE_SIZE) throw tooLarge();
-      chunks.push(chunk.subarray(0, count));
+    if (!info.isFile()) {
+      throw new CacheReaderError('not-regular-file', file, 'is not a regular file (a FIFO, device or directory?); remove it');
     }
-    return { data: Buffer.concat(chunks, total), identity: versionOf(info) };
+    checkPermissions(file, info, followSymlink);
+    return { data: readAll(fd, file, info), identity: versionOf(info) };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * Refuses a file that users other than its owner and group may write, or one in a directory
+ * they may write without the sticky bit (they could rename their own file over it): either way a
+ * local user could plant pins. `info` is the fstat of the open descriptor, so what is checked is
+ * what is read. A fallback file reached through a symlink has its target's directory checked too.
+ */
+function checkPermissions(file, info, followSymlink) {
+  const insecure = (what) => new CacheReaderError('insecure-permissions', file,
+    `${what}, so any local user could plant pins; remove write access for others (chmod o-w)`);
+  if (Number(info.mode) & WRITABLE_BY_OTHERS) throw insecure('is writable by other users');
+  const directories = new Set([path.dirname(file)]);
+  if (followSymlink) directories.add(path.dirname(realPath(file)));
+  for (const directory of directories) {
+    let mode;
+    try {
+      mode = fs.statSync(directory).mode;
+    } catch (error) {
+      throw new CacheReaderError('io-error', file, `has a directory that cannot be examined (${error.code ?? error.message}); check its permissions`);
+    }
+    if (mode & WRITABLE_BY_OTHERS && !(mode & STICKY)) {
+      throw insecure(`is in ${directory}, which other users may write without the sticky bit`);
+    }
+  }
+}
+
+function realPath(file) {
+  try {
+    return fs.realpathSync(file);
+  } catch (error) {
+    throw new CacheReaderError('io-error', file, `cannot be resolved (${error.code ?? error.message}); check the symlink and what it names`);
+  }
+}
+
+/** The whole content of the open descriptor `fd`, at most MAXIMUM_FILE_SIZE bytes. */
+function readAll(fd, file, info) {
+  const tooLarge = () => new CacheReaderError('too-large', file, `is larger than ${MAXIMUM_FILE_SIZE} bytes, which no pin list is; replace it`);
+  if (info.size > BigInt(MAXIMUM_FILE_SIZE)) throw tooLarge();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(65536);
+    let count;
+    try {
+      count = fs.readSync(fd, chunk, 0, chunk.length, null);
+    } catch (error) {
+      throw new CacheReaderError('io-error', file, `cannot be read (${error.code ?? error.message}); check the disk`);
+    }
+    if (count === 0) break;
+    total += count;
+    if (total > MAXIMUM_FILE_SIZE) throw tooLarge();
+    chunks.push(chunk.subarray(0, count));
+  }
+  return Buffer.concat(chunks, total);
 }
 
 /**
@@ -120,12 +167,12 @@ function readRegularFile(file, followSymlink) {
  */
 function readFallback(file) {
   const read = readRegularFile(file, true);
-  if (read === null) throw new CacheReaderError('unreadable', file, 'does not exist');
+  if (read === null) throw new CacheReaderError('missing', file, 'does not exist; give the path of the store\'s fallback file');
   try {
     return parsePinList(read.data).pins;
   } catch (error) {
     if (!(error instanceof PinListError)) throw error;
-    throw new CacheReaderError('invalid', file, `is not a Wultra fingerprint list: ${error.message}`);
+    throw new CacheReaderError(error.code, file, `is not a Wultra fingerprint list: ${error.message}; correct the fallback file`);
   }
 }
 
@@ -246,7 +293,7 @@ class CacheReader {
     }
     if (typeof identity === 'string' && identity.startsWith('failed:')) {
       this.#identity = identity;
-      this.#problem = new CacheReaderError('unreadable', this.path, `cannot be examined: ${identity.slice(7)}`);
+      this.#problem = new CacheReaderError('io-error', this.path, `cannot be examined (${identity.slice(7)}); check its directory`);
       return;
     }
     try {
@@ -273,10 +320,12 @@ class CacheReader {
       cache = CacheFile.parse(data);
     } catch (error) {
       if (!(error instanceof PinListError)) throw error;
-      throw new CacheReaderError('invalid', this.path, `is not a pinkeeper cache file: ${error.message}`);
+      const remedy = error.code === 'unsupported-format' ? 'a newer reader reads it' : 'publish a good version with `pinkeeper update`';
+      throw new CacheReaderError(error.code, this.path, `is not a pinkeeper cache file: ${error.message}; ${remedy}`);
     }
     if (this.store !== null && cache.metadata.store !== this.store) {
-      throw new CacheReaderError('invalid', this.path, `belongs to store '${cache.metadata.store}', not '${this.store}'`);
+      throw new CacheReaderError('wrong-store', this.path,
+        `belongs to store '${escaped(cache.metadata.store)}', not '${this.store}'; check the daemon's cache_directory`);
     }
     return cache;
   }

@@ -3,7 +3,8 @@
 
 const { CacheReader, readFallback, DEFAULT_CACHE_DIRECTORY } = require('./cache-reader');
 const { commonName } = require('./certificate');
-const { CacheReaderError, PinListError } = require('./errors');
+const { CacheReaderError, PinListError, ERROR_CODES } = require('./errors');
+const { canonicalHost } = require('./host');
 const { foldName, sameName } = require('./names');
 const { parsePinList } = require('./pin-list');
 const { PinningError, HAS_VERIFIED_CHAIN, tlsOptions, connect, PinnedAgent, connector } = require('./tls');
@@ -13,6 +14,8 @@ module.exports = {
   CacheReader,
   CacheReaderError,
   PinListError,
+  ERROR_CODES,
+  canonicalHost,
   Verdict,
   readFallback,
   parsePinList,

@@ -1,5 +1,7 @@
 'use strict';
-// How every pinkeeper reader compares and prints names (PROTOCOL.md §5.1).
+// How every pinkeeper reader compares and prints names (docs/protocol.md, "the host decides").
+
+const { canonicalHost } = require('./host');
 
 /**
  * `name` with the ASCII letters A–Z folded to a–z and nothing else changed: two names are the
@@ -46,18 +48,23 @@ function escaped(text) {
  * @typedef {string | { host: string, commonName?: string | null }} Peer
  */
 
-/** @returns {{ host: string, commonName: string | null }} */
+/**
+ * The names a verdict consults. This is the one place H is put in its one form (host.js), for
+ * every question of every API: `host` is that form, or null when the spelling is refused (then
+ * nothing is looked up and the answer is untrusted); `spelled` is H as it was handed over.
+ * @returns {{ host: string | null, spelled: string, commonName: string | null }}
+ */
 function peerNames(peer) {
-  if (typeof peer === 'string') return { host: peer, commonName: null };
+  if (typeof peer === 'string') return { host: canonicalHost(peer), spelled: peer, commonName: null };
   if (peer === null || typeof peer !== 'object') throw new TypeError('a peer is a host name or { host, commonName }');
-  const host = peer.host == null ? '' : String(peer.host);
-  return { host, commonName: peer.commonName == null ? null : String(peer.commonName) };
+  const spelled = peer.host == null ? '' : String(peer.host);
+  return { host: canonicalHost(spelled), spelled, commonName: peer.commonName == null ? null : String(peer.commonName) };
 }
 
 /** The folded names to consult: H, then N unless it is the same name; none without H (N is never consulted alone). */
 function peerKeys(names) {
-  if (!names.host) return [];
-  const host = foldName(names.host);
+  if (names.host === null) return [];
+  const host = names.host; // already folded: the one form has no ASCII capitals
   if (names.commonName === null) return [host];
   const common = foldName(names.commonName);
   return common === host ? [host] : [host, common];
@@ -65,8 +72,8 @@ function peerKeys(names) {
 
 /** For messages: `'host'`, or `'host' (certificate common name 'N')` when N is another name; escaped. */
 function describePeer(names) {
-  const host = `'${escaped(names.host)}'`;
-  if (names.commonName === null || sameName(names.host, names.commonName)) return host;
+  const host = `'${escaped(names.host ?? names.spelled)}'`;
+  if (names.commonName === null || sameName(names.host ?? names.spelled, names.commonName)) return host;
   return `${host} (certificate common name '${escaped(names.commonName)}')`;
 }
 

@@ -4,10 +4,12 @@
 // Members this reader does not know are ignored at every level.
 
 const { PinListError } = require('./errors');
-const { foldName } = require('./names');
+const { escaped, foldName } = require('./names');
 const { parseStrictJSON, REPEATED } = require('./strict-json');
 
 const FORMAT_VERSION = 1n;
+/** The modes of docs/cache-format.md; no mode (or null) is read as "challenge". */
+const MODES = Object.freeze(['static', 'challenge']);
 
 /**
  * One pinned certificate: the SHA-256 of a certificate's DER bytes, trusted for `name` until
@@ -57,6 +59,13 @@ function string(object, key, path) {
   return value;
 }
 
+/** A member that is a string, null or absent, given at most once. */
+function optionalString(object, key, path) {
+  const value = member(object, key, path, { required: false });
+  if (value !== undefined && typeof value !== 'string') throw new PinListError(`${path} is not a string`);
+  return value;
+}
+
 function integer(object, key, path, { required = true } = {}) {
   const value = member(object, key, path, { required });
   if (value === undefined && !required) return undefined;
@@ -95,15 +104,16 @@ function entry(value, path) {
   const expires = integer(object, 'expires', `${path}.expires`);
   const depth = integer(object, 'depth', `${path}.depth`, { required: false }) ?? 0n;
   if (depth < 0n) throw new PinListError(`${path}.depth is negative`);
-  if (member(object, 'signature', `${path}.signature`, { required: false }) !== undefined) {
-    string(object, 'signature', `${path}.signature`);
-  }
+  // Read by no verdict, but known to readers: checked so that no two readers take one file differently.
+  optionalString(object, 'key', `${path}.key`);
+  optionalString(object, 'signature', `${path}.signature`);
   return Object.freeze({ name, key: foldName(name), fingerprint, expires, depth });
 }
 
 function domainsConfig(value) {
   const object = asObject(value, 'domainsConfig');
   const unlisted = boolean(object, 'sslPinningRequiredForUnlisted', 'domainsConfig.sslPinningRequiredForUnlisted');
+  optionalString(object, 'key', 'domainsConfig.key');
   const domains = array(object, 'domains', 'domainsConfig.domains').map((item, index) => {
     const path = `domainsConfig.domains[${index}]`;
     const domain = asObject(item, path);
@@ -133,43 +143,56 @@ function parsePinList(data) {
 
 /**
  * One version of `<store>.json`: a Wultra list plus pinkeeper's `pinkeeper` metadata object.
- * In a cache whose mode is "static", or a mode this reader does not know, only the signed part
- * of each entry counts: a static list's signatures cover `name&fingerprint&expires`, not `depth`
- * or `domainsConfig`, so whoever could alter the hosted list could have set those. An unknown
- * mode fails closed the same way.
+ * In a cache whose mode is "static" only the signed part of each entry counts: a static list's
+ * signatures cover `name&fingerprint&expires`, not `depth` or `domainsConfig`, so whoever could
+ * alter the hosted list could have set those. A mode this reader does not know is refused when
+ * the file is parsed (unsupported-format).
  */
 class CacheFile {
   constructor(list, metadata) {
     this.pins = list.pins;
     this.domainsConfig = list.domainsConfig;
     this.metadata = metadata;
-    const onlySigned = metadata.mode !== null && metadata.mode !== 'challenge';
+    const onlySigned = metadata.mode === 'static';
     /** The pins that take part in validation: in a static store only the depth-0 ones. */
     this.pinsInForce = onlySigned ? this.pins.filter((pin) => pin.depth === 0n) : this.pins;
     /** The domainsConfig that takes part in validation: none in a static store. */
     this.domainsConfigInForce = onlySigned ? null : this.domainsConfig;
   }
 
-  /** @param {Uint8Array} data */
+  /**
+   * The metadata is read first: a file of another format or mode may hold anything else, and is
+   * refused as such (unsupported-format), never read as this format.
+   * @param {Uint8Array} data
+   */
   static parse(data) {
     const document = parseStrictJSON(data);
-    const list = pinListFromDocument(document);
-    const metadata = member(document, 'pinkeeper', 'pinkeeper', { required: false });
-    if (metadata === undefined) throw new PinListError('the "pinkeeper" metadata object is missing');
-    asObject(metadata, 'pinkeeper');
-    const mode = member(metadata, 'mode', 'pinkeeper.mode', { required: false });
-    if (mode !== undefined && typeof mode !== 'string') throw new PinListError('pinkeeper.mode is not a string');
-    const fields = {
-      format: integer(metadata, 'format', 'pinkeeper.format'),
-      store: string(metadata, 'store', 'pinkeeper.store'),
-      source: string(metadata, 'source', 'pinkeeper.source'),
-      updated: integer(metadata, 'updated', 'pinkeeper.updated'),
-      nextUpdate: integer(metadata, 'nextUpdate', 'pinkeeper.nextUpdate'),
-      mode: mode ?? null,
-    };
-    if (fields.format !== FORMAT_VERSION) throw new PinListError(`unsupported cache format ${fields.format}`);
-    return new CacheFile(list, Object.freeze(fields));
+    const metadata = readMetadata(asObject(document, 'the document'));
+    return new CacheFile(pinListFromDocument(document), metadata);
   }
+}
+
+/** The `pinkeeper` object: missing-metadata without it, unsupported-format for a format or mode this reader does not read. */
+function readMetadata(root) {
+  const metadata = member(root, 'pinkeeper', 'pinkeeper', { required: false });
+  if (metadata === undefined) throw new PinListError('the "pinkeeper" metadata object is missing', 'missing-metadata');
+  asObject(metadata, 'pinkeeper');
+  const format = integer(metadata, 'format', 'pinkeeper.format');
+  if (format !== FORMAT_VERSION) {
+    throw new PinListError(`pinkeeper.format ${format} is not a format this reader reads (1)`, 'unsupported-format');
+  }
+  const mode = optionalString(metadata, 'mode', 'pinkeeper.mode') ?? null;
+  if (mode !== null && !MODES.includes(mode)) {
+    throw new PinListError(`pinkeeper.mode '${escaped(mode)}' is not a mode this reader reads (static, challenge)`, 'unsupported-format');
+  }
+  return Object.freeze({
+    format,
+    store: string(metadata, 'store', 'pinkeeper.store'),
+    source: string(metadata, 'source', 'pinkeeper.source'),
+    updated: integer(metadata, 'updated', 'pinkeeper.updated'),
+    nextUpdate: integer(metadata, 'nextUpdate', 'pinkeeper.nextUpdate'),
+    mode,
+  });
 }
 
 module.exports = { CacheFile, DomainsConfig, parsePinList, decodeDigest };

@@ -24,7 +24,7 @@ const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 const ESCAPES = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
 function refuse(reason) {
-  return new PinListError(`not valid JSON (${reason})`);
+  return new PinListError(`not valid JSON (${reason})`, 'not-json');
 }
 
 /**

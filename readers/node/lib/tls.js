@@ -12,6 +12,7 @@ const net = require('node:net');
 const tls = require('node:tls');
 const { commonName } = require('./certificate');
 const { sha256 } = require('./cache-reader');
+const { canonicalHost } = require('./host');
 const { describePeer, escaped } = require('./names');
 const { Verdict } = require('./validator');
 
@@ -42,23 +43,6 @@ function storeName(reader) {
 }
 
 /**
- * H: the name Node's host name check verified for `host`, the name tls.checkServerIdentity
- * receives. Node strips a trailing dot before matching (and its splitHost a second one), and
- * matches an IP address in canonical form: pins and domainsConfig then apply to every spelling
- * of the name that was verified, never to the spelling alone.
- */
-function verifiedHost(host) {
-  const once = String(host).replace(/[.]$/, '');
-  const family = net.isIP(once);
-  if (family === 0) return once.replace(/[.]$/, '');
-  try {
-    return new net.SocketAddress({ address: once, family: family === 6 ? 'ipv6' : 'ipv4' }).address;
-  } catch {
-    return once;
-  }
-}
-
-/**
  * Checks the pins for a leaf that Node verified for `host`; a PinningError when refused, else
  * undefined. Only the leaf takes part (see the top of this file).
  */
@@ -67,15 +51,19 @@ function pinRefusal(reader, host, leafDER) {
   if (!leafDER || leafDER.length === 0) {
     return new PinningError(`pinkeeper: the server sent no certificate (${store})`, { verdict: Verdict.UNTRUSTED });
   }
-  const names = { host: verifiedHost(host), commonName: null };
+  // H is the name Node's own check verified the certificate for (the servername, else the host),
+  // in its one form: Node's check reads some spellings its own way (a second trailing dot
+  // dropped, an IPv6 address with a zone id), and a spelling without one form decides nothing.
+  const names = { host: canonicalHost(host == null ? '' : String(host)), commonName: null };
   try {
     names.commonName = commonName(leafDER);
   } catch {
     // A certificate OpenSSL accepted but this walk cannot read: H decides alone.
   }
-  if (!names.host) {
-    return new PinningError(`pinkeeper: ${store} decides by the host name the connection verified, and this connection has none: refused`,
-      { verdict: Verdict.UNTRUSTED, commonName: names.commonName });
+  if (names.host === null) {
+    const spelled = host ? `'${escaped(String(host))}', which has no one spelling` : 'none';
+    return new PinningError(`pinkeeper: ${store} decides by the host name the connection verified, and this connection has ${spelled}: `
+      + 'refused; connect by the host name or the address in its usual form', { verdict: Verdict.UNTRUSTED, commonName: names.commonName });
   }
   const verdict = reader.verdictForChainDigests(names, [sha256(leafDER)]);
   const peer = describePeer(names);
@@ -239,4 +227,4 @@ function connector(reader, options = {}) {
   };
 }
 
-module.exports = { PinningError, HAS_VERIFIED_CHAIN, checkServerIdentity, tlsOptions, connect, PinnedAgent, connector, verifiedHost };
+module.exports = { PinningError, HAS_VERIFIED_CHAIN, checkServerIdentity, tlsOptions, connect, PinnedAgent, connector };

@@ -1,5 +1,8 @@
 'use strict';
-// `pinkeeper-reader validate …`: the question, answer and exit status of `pinkeeper validate`.
+// `pinkeeper-reader validate …`: the question, answer and exit status of `pinkeeper validate`
+// (Tests/Conformance/README.md, `expected_command`). Standard output starts with the verdict word
+// for statuses 0–2; otherwise the first line of standard error is `pinkeeper: <word>: …`, where
+// the word is an error code of the file refused (errors.js) or `usage`.
 // Exit status: 0 trusted, 1 untrusted, 2 empty, 64 usage error, 65 bad data (cache file or
 // certificate content), 66 certificate file missing or unreadable, 74 cache file unreadable.
 
@@ -7,7 +10,8 @@ const fs = require('node:fs');
 const { CacheReader, DEFAULT_CACHE_DIRECTORY, STORE_ID, sha256 } = require('./cache-reader');
 const { commonName, notAfter, readCertificates, subjectRFC2253 } = require('./certificate');
 const { CacheReaderError } = require('./errors');
-const { describePeer, escaped, sameName } = require('./names');
+const { canonicalHost } = require('./host');
+const { describePeer, escaped, peerNames, sameName } = require('./names');
 const { decodeDigest } = require('./pin-list');
 const { Verdict, EXIT_STATUS } = require('./validator');
 
@@ -15,6 +19,7 @@ const USAGE = `usage: pinkeeper-reader validate [--cache-directory DIR] --store 
            (--fingerprint B64 [--depth N] | --certificate FILE)
            [--fallback-file FILE] [--expected-common-name CN]...`;
 
+/** The options that take one value, given at most once, and where parse() keeps them. */
 const OPTIONS = {
   '--cache-directory': 'cacheDirectory',
   '--store': 'store',
@@ -24,28 +29,38 @@ const OPTIONS = {
   '--certificate': 'certificate',
   '--fallback-file': 'fallbackFile',
 };
+const EXPECTED_NAME = '--expected-common-name';
 
-/** Ends the command with `status` after `message`. */
+/** One to nine ASCII digits: no sign, separator, space or digit of another script. */
+const DEPTH = /^[0-9]{1,9}$/;
+const HEX_DIGEST = /^(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){31})$/;
+
+/** The exit status of a refused file, by the kind of its error code. */
+const STATUS_OF_KIND = Object.freeze({ invalid: 65, unreadable: 74 });
+
+/** Ends the command with `status`; `word` starts the message (an error code or `usage`). */
 class Exit extends Error {
-  constructor(status, message) {
-    super(message);
+  constructor(status, message, word = null) {
+    super(word === null ? message : `${word}: ${message}`);
     this.status = status;
   }
 }
 
-const usage = (message) => new Exit(64, message);
+const usage = (message) => new Exit(64, message, 'usage');
 
-/** 32 bytes from standard base64 (padded) or hex (colons allowed, as `openssl x509 -fingerprint` prints). */
+/**
+ * 32 bytes from 44 characters of padded standard base64, or 64 hex digits, plain or as 32
+ * colon-separated pairs (as `openssl x509 -fingerprint` prints them); null otherwise.
+ */
 function digest(text) {
   const base64 = decodeDigest(text);
   if (base64 !== null) return base64;
-  const hex = text.replaceAll(':', '');
-  return /^[0-9A-Fa-f]{64}$/.test(hex) ? Buffer.from(hex, 'hex') : null;
+  return HEX_DIGEST.test(text) ? Buffer.from(text.replaceAll(':', ''), 'hex') : null;
 }
 
-/** The options; null when help was asked for. */
-function parse(args) {
-  const given = { cacheDirectory: DEFAULT_CACHE_DIRECTORY, expectedNames: [] };
+/** The options and their values, in order: [option, value] pairs; null when help was asked for. */
+function optionPairs(args) {
+  const pairs = [];
   for (let index = 1; index < args.length; index++) {
     let option = args[index];
     let value;
@@ -55,30 +70,55 @@ function parse(args) {
       option = option.slice(0, equals);
     }
     if (option === '--help' || option === '-h') return null;
-    if (!Object.hasOwn(OPTIONS, option) && option !== '--expected-common-name') throw usage(`unknown option '${option}'`);
+    if (!Object.hasOwn(OPTIONS, option) && option !== EXPECTED_NAME) throw usage(`unknown option '${escaped(option)}'`);
     if (value === undefined) {
       if (index + 1 >= args.length) throw usage(`missing value for ${option}`);
       value = args[++index];
     }
-    if (option === '--expected-common-name') given.expectedNames.push(value);
-    else given[OPTIONS[option]] = value;
+    pairs.push([option, value]);
   }
+  return pairs;
+}
+
+/** The options; null when help was asked for. */
+function parse(args) {
+  const pairs = optionPairs(args);
+  if (pairs === null) return null;
+  const given = { cacheDirectory: DEFAULT_CACHE_DIRECTORY, expectedNames: null };
+  const seen = new Set();
+  for (const [option, value] of pairs) {
+    if (option === EXPECTED_NAME) {
+      // Given at all, the list is in force; an empty value adds no name (one empty value: no name passes).
+      given.expectedNames ??= [];
+      if (value !== '') given.expectedNames.push(value);
+      continue;
+    }
+    if (seen.has(option)) throw usage(`${option} is given more than once`);
+    seen.add(option);
+    given[OPTIONS[option]] = value;
+  }
+  checkQuestion(given);
+  return given;
+}
+
+/** Refuses, as usage errors, a question the options do not ask exactly. */
+function checkQuestion(given) {
   if (given.store === undefined) throw usage('missing --store');
-  if (!STORE_ID.test(given.store)) throw usage(`--store must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}, not '${given.store}'`);
+  if (!STORE_ID.test(given.store)) throw usage(`--store must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}, not '${escaped(given.store)}'`);
   if (given.name === undefined) throw usage('missing --name');
-  // Without a host only the certificate's own name would be left (PROTOCOL.md §5.1).
+  // Without a host only the certificate's own name would be left (docs/protocol.md, "the host decides").
   if (given.name === '') throw usage('--name must be the host a client connects to, not empty');
   if ((given.fingerprint === undefined) === (given.certificate === undefined)) {
     throw usage('give exactly one of --fingerprint or --certificate');
   }
   if (given.depth !== undefined) {
     if (given.fingerprint === undefined) throw usage('--depth goes with --fingerprint (a chain\'s depths are its positions)');
-    if (!/^[0-9]{1,15}$/.test(given.depth)) throw usage(`--depth must be 0 (leaf) or more, not '${given.depth}'`);
+    if (!DEPTH.test(given.depth)) throw usage(`--depth must be one to nine ASCII digits (0 is the leaf), not '${escaped(given.depth)}'`);
   }
   if (given.fingerprint !== undefined && digest(given.fingerprint) === null) {
-    throw usage(`--fingerprint must be the base64 (or hex) of a 32-byte SHA-256 digest, not '${given.fingerprint}'`);
+    throw usage('--fingerprint must be the SHA-256 digest as 44 characters of padded standard base64 or 64 hex digits '
+      + `(plain or as colon-separated pairs), not '${escaped(given.fingerprint)}'`);
   }
-  return given;
 }
 
 /** Unix seconds as ISO 8601 UTC without fractions, as the Swift command prints them. */
@@ -125,43 +165,60 @@ function describeChain(chain, name, leafName) {
   return lines;
 }
 
-function execute(given, print) {
-  const { store, name } = given;
-  let reader;
+/** The store's reader; an Exit with the error code of a file it refuses. */
+function openReader(given) {
   try {
-    reader = CacheReader.forStore(store, {
+    return CacheReader.forStore(given.store, {
       cacheDirectory: given.cacheDirectory,
       fallbackFile: given.fallbackFile ?? null,
-      expectedCommonNames: given.expectedNames.length > 0 ? given.expectedNames : null,
+      expectedCommonNames: given.expectedNames,
     });
   } catch (error) {
     if (!(error instanceof CacheReaderError)) throw error;
-    throw new Exit(error.kind === 'invalid' ? 65 : 74, `store '${store}': ${error.message}`);
+    throw new Exit(STATUS_OF_KIND[error.kind], `store '${given.store}': ${error.message}`, error.code);
   }
-  let names;
-  let verdict;
+}
+
+/** The line that starts with the verdict word, saying why. */
+function verdictLine(verdict, names, reader, store) {
+  const consulted = peerNames(names);
+  const peer = describePeer(consulted);
+  if (verdict === Verdict.TRUSTED) return 'trusted';
+  if (consulted.host === null) {
+    return `untrusted: ${peer} has no one spelling (docs/protocol.md, "H in one spelling"), so nothing is looked up for it`;
+  }
+  if (verdict === Verdict.UNTRUSTED && !reader.admits(names)) {
+    return `untrusted: ${peer} is not among the expected_common_names of store '${store}'`;
+  }
+  if (verdict === Verdict.UNTRUSTED) return `untrusted: store '${store}' pins ${peer}, but not this certificate`;
+  return `empty: store '${store}' has no valid pin for ${peer}; reject, and run \`pinkeeper update --store ${store}\``;
+}
+
+/**
+ * Answers the question. The verdict line comes first, so that the first word of standard output
+ * is the verdict; with a certificate file, one line per certificate and any note follow it.
+ */
+function execute(given, print) {
+  const { store, name } = given;
+  const reader = openReader(given);
   if (given.fingerprint !== undefined) {
-    names = { host: name, commonName: null }; // no certificate: H alone
-    verdict = reader.verdict(names, digest(given.fingerprint), Number(given.depth ?? 0));
-  } else {
-    const chain = readChain(given.certificate);
-    let leafName = null;
-    try {
-      leafName = commonName(chain[0].der);
-    } catch {
-      // OpenSSL read it, this walk cannot: no N, H decides alone.
-    }
-    for (const line of describeChain(chain, name, leafName)) print(line);
-    // The file stands for a verified chain: its leaf's common name is N.
-    names = { host: name, commonName: leafName };
-    verdict = reader.verdictForChain(names, chain.map(({ der }) => der));
+    const names = { host: name, commonName: null }; // no certificate: H alone
+    const verdict = reader.verdict(names, digest(given.fingerprint), Number(given.depth ?? 0));
+    print(verdictLine(verdict, names, reader, store));
+    return EXIT_STATUS[verdict];
   }
-  const peer = describePeer(names);
-  if (verdict === Verdict.TRUSTED) print('trusted');
-  else if (verdict === Verdict.UNTRUSTED && !reader.admits(names)) {
-    print(`untrusted: ${peer} is not among the expected_common_names of store '${store}'`);
-  } else if (verdict === Verdict.UNTRUSTED) print(`untrusted: store '${store}' pins ${peer}, but not this certificate`);
-  else print(`empty: store '${store}' has no valid pin for ${peer}; reject, and run \`pinkeeper update --store ${store}\``);
+  const chain = readChain(given.certificate);
+  let leafName = null;
+  try {
+    leafName = commonName(chain[0].der);
+  } catch {
+    // OpenSSL read it, this walk cannot: no N, H decides alone.
+  }
+  // The file stands for a verified chain: its leaf's common name is N.
+  const names = { host: name, commonName: leafName };
+  const verdict = reader.verdictForChain(names, chain.map(({ der }) => der));
+  print(verdictLine(verdict, names, reader, store));
+  for (const line of describeChain(chain, canonicalHost(name) ?? name, leafName)) print(line);
   return EXIT_STATUS[verdict];
 }
 
@@ -190,4 +247,4 @@ function run(args, { out = process.stdout, err = process.stderr } = {}) {
   }
 }
 
-module.exports = { run, USAGE };
+module.exports = { run, USAGE, STATUS_OF_KIND };

@@ -1,6 +1,6 @@
 'use strict';
-// The answer to "may I trust this TLS peer?": Wultra's semantics (PROTOCOL.md §5) as pinkeeper's
-// rule "the host decides" (§5.1) reads them.
+// The answer to "may I trust this TLS peer?": Wultra's semantics as pinkeeper's rule "the host
+// decides" reads them (docs/protocol.md).
 
 /** Callers must reject the connection on both UNTRUSTED and EMPTY. */
 const Verdict = Object.freeze({
@@ -20,7 +20,8 @@ function admits(keys, expected) {
 }
 
 /**
- * In order: no H is untrusted; expected names, when set, must hold H or N; domainsConfig skips
+ * In order: no H (empty, or a spelling refused by canonicalHost) is untrusted; expected names,
+ * when set, must hold H or N; domainsConfig skips
  * pinning only when it exempts both; then every live pin under H or N is compared where
  * `matches(pin)` applies (it answers null where the pin does not, e.g. at another depth): a match
  * is trusted, pins compared without a match untrusted, none compared (or no pins at all) empty.
@@ -34,7 +35,7 @@ function admits(keys, expected) {
  */
 function decide(pins, keys, expected, domainsConfig, now, matches) {
   // Without the host the client verified, only the name the certificate's holder chose would be
-  // left to decide by (§5.1): an empty H is refused, whatever N and the store say.
+  // left to decide by: an empty or refused H is untrusted, whatever N and the store say.
   if (keys.length === 0) return Verdict.UNTRUSTED;
   // The operator's expected names first: nothing the server sends widens them.
   if (!admits(keys, expected)) return Verdict.UNTRUSTED;

@@ -1,7 +1,9 @@
 // The package is CommonJS; ES modules import it by name with named exports.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import reader, { CacheReader, PinnedAgent, PinningError, Verdict, connect, connector, tlsOptions } from 'pinkeeper-reader';
+import reader, {
+  CacheReader, ERROR_CODES, PinnedAgent, PinningError, Verdict, canonicalHost, connect, connector, tlsOptions,
+} from 'pinkeeper-reader';
 
 test('named and default imports from an ES module', () => {
   assert.equal(typeof CacheReader.forStore, 'function');
@@ -10,4 +12,6 @@ test('named and default imports from an ES module', () => {
   for (const helper of [connect, connector, tlsOptions]) assert.equal(typeof helper, 'function');
   assert.equal(new PinningError('x').name, 'PinningError');
   assert.equal(reader.CacheReader, CacheReader);
+  assert.equal(canonicalHost('[0:0::1]'), '::1');
+  assert.equal(ERROR_CODES['insecure-permissions'], 'unreadable');
 });

@@ -15,10 +15,21 @@ const META = '"pinkeeper": {"format": 1, "store": "s", "source": "u", "updated":
 /** A cache document with `entry` as its one pin and `more` members before the metadata. */
 const documentWith = (entry, more = '') => `{"fingerprints": [{${entry}}], ${more}${META}}`;
 
-function refused(reason, text) {
+/** The code each reason is reported with: not-json for what is not JSON, invalid-content for what is not a cache file. */
+function codeOf(reason) {
+  const notJSON = new RegExp(['not valid JSON', 'lone surrogate', 'byte order mark', 'invalid UTF-8', 'raw control',
+    'invalid (\\\\u )?escape', 'unterminated', 'more data', 'no document', 'nested'].join('|'));
+  if (notJSON.test(reason)) return 'not-json';
+  if (reason.startsWith('the "pinkeeper" metadata object')) return 'missing-metadata';
+  if (/^pinkeeper\.(format \d|mode ')/.test(reason)) return 'unsupported-format';
+  return 'invalid-content';
+}
+
+function refused(reason, text, code = codeOf(reason)) {
   const data = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-  assert.throws(() => CacheFile.parse(data), (error) => error instanceof PinListError && error.message.includes(reason),
-    `expected a refusal naming "${reason}"`);
+  assert.throws(() => CacheFile.parse(data),
+    (error) => error instanceof PinListError && error.message.includes(reason) && error.code === code,
+    `expected a refusal naming "${reason}" (${code})`);
 }
 
 test('a member the reader uses, given twice, is named', () => {
@@ -101,8 +112,21 @@ test('fields of the wrong type are named', () => {
     documentWith(ENTRY, '"domainsConfig": {"sslPinningRequiredForUnlisted": 1, "domains": []}, '));
   refused('the "pinkeeper" metadata object is missing', `{"fingerprints": [{${ENTRY}}]}`);
   refused('pinkeeper.store is not a string', documentWith(ENTRY).replace('"store": "s"', '"store": 1'));
-  refused('unsupported cache format 2', documentWith(ENTRY).replace('"format": 1', '"format": 2'));
+  refused('pinkeeper.format 2 is not a format this reader reads', documentWith(ENTRY).replace('"format": 1', '"format": 2'));
+  refused('pinkeeper.format is not an integer', documentWith(ENTRY).replace('"format": 1', '"format": "1"'));
+  refused("pinkeeper.mode 'future-mode' is not a mode", documentWith(ENTRY).replace('"updated"', '"mode": "future-mode", "updated"'));
+  refused('pinkeeper.mode is not a string', documentWith(ENTRY).replace('"updated"', '"mode": 1, "updated"'));
+  refused('fingerprints[0].key is not a string', documentWith(`${ENTRY}, "key": 1`));
+  refused('fingerprints[0].key appears more than once', documentWith(`${ENTRY}, "key": "a", "k\\u0065y": "b"`));
+  refused('domainsConfig.key is not a string',
+    documentWith(ENTRY, '"domainsConfig": {"sslPinningRequiredForUnlisted": true, "domains": [], "key": {}}, '));
+  // A file of another format is refused as such, whatever else it holds.
+  refused('pinkeeper.format 2 is not a format', `{"fingerprints": 7, ${META.replace('"format": 1', '"format": 2')}}`);
   refused('the document is not an object', '[]');
   // null where a member is optional is as absent
-  assert.equal(CacheFile.parse(Buffer.from(documentWith(`${ENTRY}, "depth": null, "signature": null`, '"domainsConfig": null, '))).domainsConfig, null);
+  const nulls = documentWith(`${ENTRY}, "depth": null, "signature": null, "key": null`, '"domainsConfig": null, ');
+  assert.equal(CacheFile.parse(Buffer.from(nulls)).domainsConfig, null);
+  const keyed = documentWith(`${ENTRY}, "key": "k1"`,
+    '"domainsConfig": {"sslPinningRequiredForUnlisted": true, "domains": [], "key": "k1"}, ');
+  assert.equal(CacheFile.parse(Buffer.from(keyed)).pins.length, 1);
 });

@@ -15,7 +15,7 @@ const path = require('node:path');
 const tls = require('node:tls');
 const { test, after } = require('node:test');
 const { CacheReader, PinningError, PinnedAgent, connect, connector, tlsOptions } = require('..');
-const { checkServerIdentity, verifiedHost } = require('../lib/tls');
+const { checkServerIdentity } = require('../lib/tls');
 const { STORE, temporaryDirectory } = require('./support/cases');
 const { pin, publishPins } = require('./support/caches');
 const { makeTestPki } = require('./support/pki');
@@ -185,7 +185,7 @@ test('NODE_TLS_REJECT_UNAUTHORIZED=0 does not turn verification off for pinned c
 });
 
 test('a leaf whose CN the store exempts, for a host it pins, is refused: the host decides (control: deciding by the CN sends it)', async () => {
-  // PROTOCOL.md §5.1: a wrongly issued certificate for api.example.com calling itself
+  // docs/protocol.md, "the host decides": a wrongly issued certificate for api.example.com calling itself
   // unlisted.example, while domainsConfig leaves unlisted names unpinned.
   const leaf = certificates.unlistedCommonName;
   const domainsConfig = { sslPinningRequiredForUnlisted: false, domains: [{ name: 'api.example.com', sslPinningRequired: true }] };
@@ -376,23 +376,21 @@ test('no TLS session is resumed, since Node checks nothing then: a pin removed t
   assert.throws(() => new PinnedAgent(reader, { maxCachedSessions: 10 }), /session cache/);
 });
 
-test('H is the name Node verified: the servername rather than the address, one trailing dot dropped, an IP in canonical form', async () => {
-  assert.equal(verifiedHost('api.example.com.'), 'api.example.com');
-  assert.equal(verifiedHost('api.example.com..'), 'api.example.com'); // Node's check drops two
-  assert.equal(verifiedHost('0:0:0::1'), '::1');
-  assert.equal(verifiedHost('127.0.0.1'), '127.0.0.1');
-  assert.equal(verifiedHost('API.Example.com'), 'API.Example.com'); // case is folded when names compare
-
+test('H is the name Node verified in its one form: the servername rather than the address, one trailing dot dropped', async () => {
   // A leaf whose CN (unlisted.example) is neither name asked for, so that only H can match.
   const leaf = certificates.unlistedCommonName;
   const server = await serve(leaf);
   try {
     const { reader } = readerWith([pin('api.example.com', leaf.fingerprint)]);
-    const socket = connect(reader, { host: '127.0.0.1', servername: 'api.example.com', port: server.port, ...trust }, () => socket.end('by servername'));
+    const byName = { host: '127.0.0.1', servername: 'API.example.com.', port: server.port, ...trust };
+    const socket = connect(reader, byName, () => socket.end('by servername'));
     assert.equal(await outcome(socket), null);
     const byAddress = connect(reader, { host: '127.0.0.1', port: server.port, ...trust });
     const error = await outcome(byAddress);
     assert.deepEqual([error?.host, error?.commonName, error?.verdict], ['127.0.0.1', 'unlisted.example', 'empty']);
+    // Node's own check drops a second trailing dot too; a name without one form is refused here.
+    const twoDots = await outcome(connect(reader, { host: '127.0.0.1', servername: 'api.example.com..', port: server.port, ...trust }));
+    assert.ok(twoDots instanceof PinningError && /'api.example.com..', which has no one spelling/.test(twoDots.message), String(twoDots));
 
     const { reader: addressPinned } = readerWith([pin('127.0.0.1', leaf.fingerprint)]);
     const direct = connect(addressPinned, { host: '127.0.0.1', port: server.port, ...trust }, () => direct.end('by address'));
@@ -401,6 +399,65 @@ test('H is the name Node verified: the servername rather than the address, one t
     assert.deepEqual(server.received.filter(Boolean).sort(), ['by address', 'by servername']);
   } finally {
     await server.close();
+  }
+});
+
+/** Connects to `port` as `host` with `reader`'s pins and writes `host`: resolves with the error, or null. */
+function tryConnect(reader, host, port) {
+  const socket = connect(reader, { host, port, lookup: loopback, ...trust }, () => socket.end(host));
+  return outcome(socket);
+}
+
+test('an address however it is spelled is pinned as its one form; IPv4 spellings without one are refused', async () => {
+  // Each leaf is valid for ::1 and 127.0.0.1, and for the DNS names 127.000.000.001 and 127.1,
+  // which Node's host name check matches as names. domainsConfig requires pins for both addresses
+  // and exempts every other name: a spelling that escaped the one form would switch pinning off.
+  const san = 'subjectAltName=IP:::1,IP:127.0.0.1,DNS:127.000.000.001,DNS:127.1';
+  const issue = (name) => certificates.pki.issue(name, '/CN=loopback.example', intermediate, [san, 'extendedKeyUsage=serverAuth']);
+  const [good, bad] = [issue('loopback-pinned'), issue('loopback-unpinned')];
+  const required = ['::1', '127.0.0.1'].map((name) => ({ name, sslPinningRequired: true }));
+  const domainsConfig = { sslPinningRequiredForUnlisted: false, domains: required };
+  const { reader } = readerWith(['::1', '127.0.0.1', '127.000.000.001'].map((name) => pin(name, good.fingerprint)), { domainsConfig });
+  const servers = {};
+  const made = [['good6', good, '::1'], ['bad6', bad, '::1'], ['good4', good, '127.0.0.1'], ['bad4', bad, '127.0.0.1']];
+  for (const [name, leaf, host] of made) {
+    servers[name] = await startServer({ key: leaf.key, chain: [leaf, intermediate], host });
+  }
+  // Debian's Node 18 prints an IPv6 SAN in full (0:0:0:0:0:0:0:1) and its own check then matches
+  // no IPv6 address at all: it refuses every spelling itself, before the pins are asked.
+  const nodeMatchesIPv6 = tls.checkServerIdentity('::1', new crypto.X509Certificate(good.pem).toLegacyObject()) === undefined;
+  const refusedByNode = (error) => error?.code === 'ERR_TLS_CERT_ALTNAME_INVALID';
+  try {
+    for (const spelling of ['::1', '0:0:0:0:0:0:0:1', '::0:1']) {
+      const accepted = await tryConnect(reader, spelling, servers.good6.port);
+      assert.ok(nodeMatchesIPv6 ? accepted === null : refusedByNode(accepted), `${spelling}: ${accepted}`);
+      const refusal = await tryConnect(reader, spelling, servers.bad6.port);
+      if (!nodeMatchesIPv6) assert.ok(refusedByNode(refusal), `${spelling}: ${refusal}`);
+      else assert.deepEqual([refusal?.constructor, refusal?.host, refusal?.verdict], [PinningError, '::1', 'untrusted'], spelling);
+    }
+    assert.equal(await tryConnect(reader, '127.0.0.1', servers.good4.port), null);
+    assert.equal((await tryConnect(reader, '127.0.0.1', servers.bad4.port))?.verdict, 'untrusted');
+    for (const spelling of ['127.000.000.001', '127.1']) {
+      for (const server of [servers.good4, servers.bad4]) {
+        const refusal = await tryConnect(reader, spelling, server.port);
+        assert.ok(refusal instanceof PinningError && refusal.message.includes(`'${spelling}', which has no one spelling`), String(refusal));
+      }
+    }
+    await delay(50);
+    assert.deepEqual(servers.good6.received.filter(Boolean).sort(), nodeMatchesIPv6 ? ['0:0:0:0:0:0:0:1', '::0:1', '::1'] : []);
+    assert.deepEqual(servers.good4.received.filter(Boolean), ['127.0.0.1']);
+    assert.equal(servers.bad6.gotData || servers.bad4.gotData, false);
+
+    // Control: Node's own verification accepts the unpinned leaf for each of these spellings.
+    const controls = [['127.1', servers.bad4], ...(nodeMatchesIPv6 ? [['0:0:0:0:0:0:0:1', servers.bad6]] : [])];
+    for (const [host, server] of controls) {
+      const plain = tls.connect({ host, port: server.port, lookup: loopback, ...trust }, () => plain.end('plain'));
+      assert.equal(await outcome(plain), null, host);
+      await delay(50);
+      assert.equal(server.gotData, true, host);
+    }
+  } finally {
+    await Promise.all(Object.values(servers).map((server) => server.close()));
   }
 });
 

@@ -7,10 +7,10 @@ const tls = require('node:tls');
 const RESPONSE = 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 6\r\nConnection: close\r\n\r\npinned';
 
 /**
- * Starts a server presenting `chain` (certificates, leaf first, as the server sends them) with
- * `key`. `received` holds the application data of each connection (empty string: none).
+ * Starts a server on `host` (127.0.0.1 unless given) presenting `chain` (certificates, leaf first,
+ * as the server sends them) with `key`. `received` holds the application data of each connection (empty string: none).
  */
-async function startServer({ key, chain, maxVersion }) {
+async function startServer({ key, chain, maxVersion, host = '127.0.0.1' }) {
   const received = [];
   const sockets = new Set();
   const server = tls.createServer({ key, cert: chain.map((certificate) => certificate.pem).join(''), maxVersion }, (socket) => {
@@ -26,7 +26,7 @@ async function startServer({ key, chain, maxVersion }) {
     socket.on('close', () => sockets.delete(socket));
   });
   server.on('tlsClientError', () => {});
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, host, resolve));
   return {
     port: server.address().port,
     received,

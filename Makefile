@@ -91,6 +91,7 @@ clean:
 include packaging/packaging.mk
 include readers/java/java.mk
 include readers/go/go.mk
+include readers/c/c.mk
 include readers/node/node.mk
 include packaging/container/container.mk
 include packaging/kubernetes/kubernetes.mk

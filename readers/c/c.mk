@@ -55,3 +55,5 @@ $(CR_TESTS)/conformance: $(CR_SRC)/tests/conformance.c $(CR_SRC)/tests/runner.c 
 
 test-c: c-reader $(CR_TESTS)/conformance
 	$(CR_TESTS)/conformance $(CR_TOP)/Tests/Conformance/cases.json
+	@$(CR_TOP)/scripts/install-deps.sh faketime
+	python3 $(CR_SRC)/tests/play_commands.py $(CR_TOP)/Tests/Conformance/cases.json $(CR_CLI)

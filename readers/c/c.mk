@@ -53,7 +53,22 @@ $(CR_TESTS)/conformance: $(CR_SRC)/tests/conformance.c $(CR_SRC)/tests/runner.c 
 	@mkdir -p $(CR_TESTS)
 	$(CR_CC) $(CR_WARN) -O1 -g $(CR_SAN) -I$(CR_SRC)/include -I$(CR_SRC)/src -o $@ $< $(CR_SRC)/tests/runner.c $(CR_CORE) $(CR_LIBS)
 
-test-c: c-reader $(CR_TESTS)/conformance
-	$(CR_TESTS)/conformance $(CR_TOP)/Tests/Conformance/cases.json
+$(CR_TESTS)/tls_probe: $(CR_SRC)/tests/tls_probe.c $(CR_CORE) $(CR_HDRS) $(CR_OUT)/.deps
+	@mkdir -p $(CR_TESTS)
+	$(CR_CC) $(CR_WARN) -O1 -g $(CR_SAN) -I$(CR_SRC)/include -I$(CR_SRC)/src -o $@ $< $(CR_CORE) $(CR_LIBS)
+
+# The examples as a program outside the tree builds them: pkg-config against .build/c.
+CR_EXAMPLES := $(CR_TOP)/docs/examples/c
+$(CR_TESTS)/pinned-get-%: $(CR_EXAMPLES)/pinned-get-%.c $(CR_EXAMPLES)/url.h c-reader
+	@mkdir -p $(CR_TESTS)
+	$(CR_CC) $(CR_WARN) -O2 -o $@ $< $$(PKG_CONFIG_PATH=$(CR_OUT) pkg-config --cflags --libs pinkeeper \
+		$(if $(findstring curl,$*),libcurl)) -lssl -lcrypto
+
+test-c: c-reader $(CR_TESTS)/conformance $(CR_TESTS)/tls_probe $(CR_TESTS)/pinned-get-openssl $(CR_TESTS)/pinned-get-curl
 	@$(CR_TOP)/scripts/install-deps.sh faketime
-	python3 $(CR_SRC)/tests/play_commands.py $(CR_TOP)/Tests/Conformance/cases.json $(CR_CLI)
+	@cp $(CR_LIB) $(CR_TESTS)/
+	@status=0; \
+	$(CR_TESTS)/conformance $(CR_TOP)/Tests/Conformance/cases.json || status=1; \
+	python3 $(CR_SRC)/tests/play_commands.py $(CR_TOP)/Tests/Conformance/cases.json $(CR_CLI) || status=1; \
+	python3 $(CR_SRC)/tests/tls.py $(CR_TESTS) || status=1; \
+	exit $$status

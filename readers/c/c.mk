@@ -5,7 +5,7 @@
 #                   pinkeeper.pc, pinkeeper-reader-c (`pinkeeper-reader-c validate …`)
 #   make test-c     the conformance table at library level under ASan and UBSan, the command line
 #                   against every case, TLS on loopback (openssl s_server, an HTTPS server, libcurl),
-#                   the examples built with pkg-config, and a short run of the parser's fuzzer
+#                   the examples built with pkg-config, and a 20-second run of the parser's fuzzer
 #   make fuzz-c     the parser's fuzzer for FUZZ_SECONDS (300 by default)
 
 CR_TOP   := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../..)
@@ -64,6 +64,18 @@ $(CR_TESTS)/pinned-get-%: $(CR_EXAMPLES)/pinned-get-%.c $(CR_EXAMPLES)/url.h c-r
 	$(CR_CC) $(CR_WARN) -O2 -o $@ $< $$(PKG_CONFIG_PATH=$(CR_OUT) pkg-config --cflags --libs pinkeeper \
 		$(if $(findstring curl,$*),libcurl)) -lssl -lcrypto
 
+# The parser's fuzzer: clang's libFuzzer with ASan and UBSan, seeded with the table's files.
+CR_FUZZ := $(CR_OUT)/fuzz
+FUZZ_SECONDS ?= 300
+$(CR_FUZZ)/parse_fuzzer: $(CR_SRC)/fuzz/parse_fuzzer.c $(CR_CORE) $(CR_HDRS) $(CR_OUT)/.deps
+	@mkdir -p $(CR_FUZZ)/corpus
+	clang $(CR_WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fuse-ld=lld \
+		-I$(CR_SRC)/include -I$(CR_SRC)/src -o $@ $< $(CR_CORE) $(CR_LIBS)
+	python3 $(CR_SRC)/fuzz/seed_corpus.py $(CR_TOP)/Tests/Conformance/cases.json $(CR_FUZZ)/seeds
+
+fuzz-c: $(CR_FUZZ)/parse_fuzzer
+	$< -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(CR_FUZZ)/corpus $(CR_FUZZ)/seeds
+
 test-c: c-reader $(CR_TESTS)/conformance $(CR_TESTS)/tls_probe $(CR_TESTS)/pinned-get-openssl $(CR_TESTS)/pinned-get-curl
 	@$(CR_TOP)/scripts/install-deps.sh faketime
 	@cp $(CR_LIB) $(CR_TESTS)/
@@ -71,4 +83,5 @@ test-c: c-reader $(CR_TESTS)/conformance $(CR_TESTS)/tls_probe $(CR_TESTS)/pinne
 	$(CR_TESTS)/conformance $(CR_TOP)/Tests/Conformance/cases.json || status=1; \
 	python3 $(CR_SRC)/tests/play_commands.py $(CR_TOP)/Tests/Conformance/cases.json $(CR_CLI) || status=1; \
 	python3 $(CR_SRC)/tests/tls.py $(CR_TESTS) || status=1; \
+	$(MAKE) --no-print-directory fuzz-c FUZZ_SECONDS=20 >$(CR_FUZZ)/short-run.log 2>&1 || { tail -40 $(CR_FUZZ)/short-run.log; status=1; }; \
 	exit $$status

@@ -7,6 +7,7 @@
 #                   against every case, TLS on loopback (openssl s_server, an HTTPS server, libcurl),
 #                   the examples built with pkg-config, and a 20-second run of the parser's fuzzer
 #   make fuzz-c     the parser's fuzzer for FUZZ_SECONDS (300 by default)
+#   make bench-c    the cost of one question against 2,000 pins (not part of test-c)
 
 CR_TOP   := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../..)
 CR_SRC   := $(CR_TOP)/readers/c
@@ -21,7 +22,7 @@ CR_LIB   := $(CR_OUT)/libpinkeeper.so.0
 CR_CLI   := $(CR_OUT)/pinkeeper-reader-c
 CR_VERSION := 0.1.0
 
-.PHONY: c-reader test-c fuzz-c
+.PHONY: c-reader test-c fuzz-c bench-c
 
 c-reader: $(CR_LIB) $(CR_CLI) $(CR_OUT)/pinkeeper.pc $(CR_OUT)/include/pinkeeper.h
 
@@ -53,6 +54,14 @@ $(CR_TESTS)/conformance: $(CR_SRC)/tests/conformance.c $(CR_SRC)/tests/runner.c 
 	@mkdir -p $(CR_TESTS)
 	$(CR_CC) $(CR_WARN) -O1 -g $(CR_SAN) -I$(CR_SRC)/include -I$(CR_SRC)/src -o $@ $< $(CR_SRC)/tests/runner.c $(CR_CORE) $(CR_LIBS)
 
+$(CR_TESTS)/reader_test: $(CR_SRC)/tests/reader_test.c $(CR_SRC)/tests/runner.c $(CR_CORE) $(CR_HDRS) $(CR_OUT)/.deps
+	@mkdir -p $(CR_TESTS)
+	$(CR_CC) $(CR_WARN) -O1 -g $(CR_SAN) -I$(CR_SRC)/include -I$(CR_SRC)/src -o $@ $< $(CR_SRC)/tests/runner.c $(CR_CORE) $(CR_LIBS)
+
+$(CR_TESTS)/reader_test_tsan: $(CR_SRC)/tests/reader_test.c $(CR_SRC)/tests/runner.c $(CR_CORE) $(CR_HDRS) $(CR_OUT)/.deps
+	@mkdir -p $(CR_TESTS)
+	$(CR_CC) $(CR_WARN) -O1 -g -fsanitize=thread -I$(CR_SRC)/include -I$(CR_SRC)/src -o $@ $< $(CR_SRC)/tests/runner.c $(CR_CORE) $(CR_LIBS)
+
 $(CR_TESTS)/tls_probe: $(CR_SRC)/tests/tls_probe.c $(CR_CORE) $(CR_HDRS) $(CR_OUT)/.deps
 	@mkdir -p $(CR_TESTS)
 	$(CR_CC) $(CR_WARN) -O1 -g $(CR_SAN) -I$(CR_SRC)/include -I$(CR_SRC)/src -o $@ $< $(CR_CORE) $(CR_LIBS)
@@ -76,12 +85,19 @@ $(CR_FUZZ)/parse_fuzzer: $(CR_SRC)/fuzz/parse_fuzzer.c $(CR_CORE) $(CR_HDRS) $(C
 fuzz-c: $(CR_FUZZ)/parse_fuzzer
 	$< -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(CR_FUZZ)/corpus $(CR_FUZZ)/seeds
 
-test-c: c-reader $(CR_TESTS)/conformance $(CR_TESTS)/tls_probe $(CR_TESTS)/pinned-get-openssl $(CR_TESTS)/pinned-get-curl
+test-c: c-reader $(CR_TESTS)/conformance $(CR_TESTS)/reader_test $(CR_TESTS)/reader_test_tsan $(CR_TESTS)/tls_probe $(CR_TESTS)/pinned-get-openssl $(CR_TESTS)/pinned-get-curl
 	@$(CR_TOP)/scripts/install-deps.sh faketime
 	@cp $(CR_LIB) $(CR_TESTS)/
 	@status=0; \
 	$(CR_TESTS)/conformance $(CR_TOP)/Tests/Conformance/cases.json || status=1; \
+	$(CR_TESTS)/reader_test || status=1; \
+	TSAN_OPTIONS=halt_on_error=1 $(CR_TESTS)/reader_test_tsan || status=1; \
 	python3 $(CR_SRC)/tests/play_commands.py $(CR_TOP)/Tests/Conformance/cases.json $(CR_CLI) || status=1; \
 	python3 $(CR_SRC)/tests/tls.py $(CR_TESTS) || status=1; \
 	$(MAKE) --no-print-directory fuzz-c FUZZ_SECONDS=20 >$(CR_FUZZ)/short-run.log 2>&1 || { tail -40 $(CR_FUZZ)/short-run.log; status=1; }; \
 	exit $$status
+
+bench-c: c-reader
+	$(CR_CC) $(CR_WARN) -O2 -I$(CR_SRC)/include -o $(CR_OUT)/verdict_bench $(CR_SRC)/bench/verdict_bench.c \
+		-L$(CR_OUT) -lpinkeeper -Wl,-rpath,$(CR_OUT)
+	$(CR_OUT)/verdict_bench

@@ -197,14 +197,18 @@ bool pk_punycode(const uint32_t *scalars, size_t count, pk_text *out) {
     return true;
 }
 
-/* One label of a DNS name, ASCII already lower-cased: as it is, or "xn--" and its Punycode when it
- * holds any other scalar (as written: no IDNA mapping, no normalisation). */
+static uint32_t lower(uint32_t scalar) { return scalar >= 'A' && scalar <= 'Z' ? scalar | 0x20 : scalar; }
+
+/* One label of a DNS name with its ASCII capitals lower-cased: as it is, or "xn--" and its
+ * Punycode when it holds any other scalar (as written: no IDNA mapping, no normalisation). */
 static bool append_label(pk_text *out, const char *label, size_t length) {
     bool ascii = true;
     for (size_t index = 0; index < length; index++)
         if ((unsigned char)label[index] >= 0x80) ascii = false;
     if (ascii) {
+        size_t start = out->length;
         pk_text_append(out, label, length);
+        for (size_t index = start; !out->failed && index < out->length; index++) out->bytes[index] = (char)lower((unsigned char)out->bytes[index]);
         return true;
     }
     uint32_t *scalars = malloc(length * sizeof *scalars);
@@ -213,6 +217,7 @@ static bool append_label(pk_text *out, const char *label, size_t length) {
     for (size_t index = 0; encoded && index < length;) {
         size_t size = pk_utf8_decode((const unsigned char *)label + index, length - index, &scalars[count]);
         if (size == 0) encoded = false;
+        scalars[count] = lower(scalars[count]);
         count++, index += size;
     }
     if (encoded) {
@@ -225,28 +230,28 @@ static bool append_label(pk_text *out, const char *label, size_t length) {
 
 static bool has_idna_dot(const char *text, size_t length) {
     static const char *const dots[] = {"\xe3\x80\x82", "\xef\xbc\x8e", "\xef\xbd\xa1"}; /* U+3002 U+FF0E U+FF61 */
-    for (size_t index = 0; index + 3 <= length; index++)
+    for (size_t index = 0; index + 3 <= length; index++) {
+        if ((unsigned char)text[index] != 0xe3 && (unsigned char)text[index] != 0xef) continue;
         for (size_t dot = 0; dot < 3; dot++)
             if (memcmp(text + index, dots[dot], 3) == 0) return true;
+    }
     return false;
 }
 
+/* Labels as written, ASCII capitals lower-cased on the way (no copy of the name). */
 static bool dns_one_form(const char *text, size_t length, pk_text *out) {
     if (has_idna_dot(text, length)) return false;
     if (length > 0 && text[length - 1] == '.') length--;
     if (length == 0) return false;
-    char *lowered = pk_folded_copy(text, length);
-    if (lowered == NULL) return false;
     bool written = true;
     for (size_t start = 0; written && start <= length;) {
-        const char *dot = memchr(lowered + start, '.', length - start);
-        size_t end = dot ? (size_t)(dot - lowered) : length;
+        const char *dot = memchr(text + start, '.', length - start);
+        size_t end = dot ? (size_t)(dot - text) : length;
         if (end == start) written = false;
         if (written && start > 0) pk_text_byte(out, '.');
-        if (written) written = append_label(out, lowered + start, end - start);
+        if (written) written = append_label(out, text + start, end - start);
         start = end + 1;
     }
-    free(lowered);
     return written;
 }
 

@@ -31,8 +31,11 @@ const char *pk_error_advice(pk_error_code code);
 typedef struct pk_text {
     char *bytes;
     size_t length, capacity;
-    bool failed; /* memory ran out: the text is incomplete and must not be used */
+    bool failed;   /* memory ran out: the text is incomplete and must not be used */
+    bool borrowed; /* bytes is the caller's buffer (of capacity bytes), never freed or reallocated */
 } pk_text;
+/* A text that starts in the caller's buffer: no allocation for what fits. */
+#define PK_TEXT_IN(buffer) ((pk_text){.bytes = (buffer), .capacity = sizeof(buffer), .borrowed = true})
 void pk_text_append(pk_text *text, const void *bytes, size_t length);
 void pk_text_byte(pk_text *text, char byte);
 void pk_text_free(pk_text *text);

@@ -10,13 +10,16 @@
 
 /* H and N as keys. H's one form is already folded (lower-case ASCII only). */
 typedef struct asked {
+    char buffer[256]; /* most hosts' one form fits: no allocation */
     pk_text host;
     char *common_name;
     pk_names names;
 } asked;
 
 static void ask_about(asked *question, const char *host, const char *common_name) {
-    *question = (asked){0};
+    question->host = PK_TEXT_IN(question->buffer);
+    question->common_name = NULL;
+    question->names = (pk_names){0};
     if (host == NULL || !pk_host_one_form(host, strlen(host), &question->host) || question->host.failed) return;
     question->names.keys[0] = question->host.bytes;
     question->names.lengths[0] = question->host.length;

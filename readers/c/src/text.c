@@ -11,12 +11,14 @@ void pk_text_append(pk_text *text, const void *bytes, size_t length) {
     if (text->length + length + 1 > text->capacity) {
         size_t capacity = text->capacity ? text->capacity : 64;
         while (capacity < text->length + length + 1) capacity *= 2;
-        char *grown = realloc(text->bytes, capacity);
+        char *grown = text->borrowed ? malloc(capacity) : realloc(text->bytes, capacity);
         if (grown == NULL) {
             text->failed = true;
             return;
         }
+        if (text->borrowed && text->length) memcpy(grown, text->bytes, text->length);
         text->bytes = grown;
+        text->borrowed = false;
         text->capacity = capacity;
     }
     if (length) memcpy(text->bytes + text->length, bytes, length);
@@ -27,7 +29,7 @@ void pk_text_append(pk_text *text, const void *bytes, size_t length) {
 void pk_text_byte(pk_text *text, char byte) { pk_text_append(text, &byte, 1); }
 
 void pk_text_free(pk_text *text) {
-    free(text->bytes);
+    if (!text->borrowed) free(text->bytes);
     *text = (pk_text){0};
 }
 

@@ -23,6 +23,24 @@ static void play_spellings(const pk_json *rows) {
     }
 }
 
+/* Every code of the table is one of the library's, with the same exit status. */
+static void play_error_codes(const pk_json *codes) {
+    for (size_t index = 0; index < codes->count; index++) {
+        const char *name = codes->members[index].key;
+        int64_t status = 0;
+        pk_json_integer(member(codes->members[index].value, "status"), &status);
+        bool known = false;
+        for (int code = PK_ERROR_MISSING; code <= PK_ERROR_OUT_OF_MEMORY; code++) {
+            if (strcmp(pk_error_code_name((pk_error_code)code), name) != 0) continue;
+            pk_error error = {(pk_error_code)code, (char *)""};
+            CHECK(pk_error_exit_status(&error) == status, "error code %s: status %d, want %lld", name, pk_error_exit_status(&error),
+                  (long long)status);
+            known = true;
+        }
+        CHECK(known, "error code %s is not one of the library's", name);
+    }
+}
+
 static unsigned octal_member(const pk_json *object, const char *key, unsigned otherwise) {
     const char *text = string_member(object, key);
     return text ? (unsigned)strtoul(text, NULL, 8) : otherwise;
@@ -181,6 +199,7 @@ int main(int argc, char **argv) {
     int64_t format = 0;
     pk_json_integer(member(table, "format"), &format);
     CHECK(format == 2, "the table is of format %lld; this runner plays format 2", (long long)format);
+    play_error_codes(member(table, "error_codes"));
     play_spellings(member(table, "host_spellings"));
     for (size_t index = 0; index < cases->count; index++) play_case(cases->items[index]);
     printf("conformance: %zu host spellings, %zu cases, %d failures\n", member(table, "host_spellings")->count, cases->count, failures);

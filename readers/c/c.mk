@@ -50,7 +50,8 @@ $(CR_CLI): $(CR_SRC)/tools/pinkeeper-reader-c.c $(CR_LIB) $(CR_OUT)/include/pink
 # the library itself is caught; the table is read from the repository.
 CR_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 CR_TESTS := $(CR_OUT)/tests
-$(CR_TESTS)/conformance: $(CR_SRC)/tests/conformance.c $(CR_SRC)/tests/runner.c $(CR_SRC)/tests/runner.h $(CR_CORE) $(CR_HDRS) $(CR_OUT)/.deps
+CR_RUNNER := $(CR_SRC)/tests/runner.c $(CR_SRC)/tests/runner.h
+$(CR_TESTS)/conformance: $(CR_SRC)/tests/conformance.c $(CR_RUNNER) $(CR_CORE) $(CR_HDRS) $(CR_OUT)/.deps
 	@mkdir -p $(CR_TESTS)
 	$(CR_CC) $(CR_WARN) -O1 -g $(CR_SAN) -I$(CR_SRC)/include -I$(CR_SRC)/src -o $@ $< $(CR_SRC)/tests/runner.c $(CR_CORE) $(CR_LIBS)
 
@@ -85,7 +86,8 @@ $(CR_FUZZ)/parse_fuzzer: $(CR_SRC)/fuzz/parse_fuzzer.c $(CR_CORE) $(CR_HDRS) $(C
 fuzz-c: $(CR_FUZZ)/parse_fuzzer
 	$< -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(CR_FUZZ)/corpus $(CR_FUZZ)/seeds
 
-test-c: c-reader $(CR_TESTS)/conformance $(CR_TESTS)/reader_test $(CR_TESTS)/reader_test_tsan $(CR_TESTS)/tls_probe $(CR_TESTS)/pinned-get-openssl $(CR_TESTS)/pinned-get-curl
+CR_TEST_PROGRAMS := $(addprefix $(CR_TESTS)/,conformance reader_test reader_test_tsan tls_probe pinned-get-openssl pinned-get-curl)
+test-c: c-reader $(CR_TEST_PROGRAMS)
 	@$(CR_TOP)/scripts/install-deps.sh faketime
 	@cp $(CR_LIB) $(CR_TESTS)/
 	@status=0; \

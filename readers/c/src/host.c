@@ -72,7 +72,8 @@ static bool ipv6_words(const char *text, size_t length, uint16_t words[8]) {
     while (index < length) {
         size_t start = index;
         unsigned value = 0;
-        while (index < length && hex_digit(text[index]) >= 0 && index - start < 5) value = (value << 4) | (unsigned)hex_digit(text[index++]);
+        while (index < length && hex_digit(text[index]) >= 0 && index - start < 5)
+            value = (value << 4) | (unsigned)hex_digit(text[index++]);
         if (index < length && text[index] == '.') {
             unsigned char address[4];
             if (count > 6 || !ipv4_parts(text + start, length - start, address)) return false;
@@ -208,7 +209,8 @@ static bool append_label(pk_text *out, const char *label, size_t length) {
     if (ascii) {
         size_t start = out->length;
         pk_text_append(out, label, length);
-        for (size_t index = start; !out->failed && index < out->length; index++) out->bytes[index] = (char)lower((unsigned char)out->bytes[index]);
+        for (size_t index = start; !out->failed && index < out->length; index++)
+            out->bytes[index] = (char)lower((unsigned char)out->bytes[index]);
         return true;
     }
     uint32_t *scalars = malloc(length * sizeof *scalars);

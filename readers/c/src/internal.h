@@ -121,7 +121,8 @@ typedef struct pk_identity {
     int64_t size, seconds, nanoseconds;
 } pk_identity;
 /* The whole regular file at path (*bytes to free), its identity from the open descriptor.
- * kind ("cache file", "fallback file") names it in messages. follow_links only for the operator's fallback file. Returns NULL or the refusal. */
+ * kind ("cache file", "fallback file") names it in messages. follow_links only for the operator's
+ * fallback file. Returns NULL or the refusal. */
 pk_error *pk_read_file(const char *kind, const char *path, bool follow_links, char **bytes, size_t *length, pk_identity *identity);
 
 /* ---- snapshot.c: pins indexed by folded name ---- */

@@ -213,6 +213,9 @@ PK_EXPORT pk_reader *pk_reader_open(const char *cache_dir, const char *store, co
         pk_reader_close(reader);
         return NULL;
     }
+    /* The first version is read now: otherwise questions asked while the first of them reads it
+     * would answer from no version at all. Why it cannot be used is kept for pk_reader_refresh. */
+    pk_error_free(pk_reader_refresh(reader));
     if (error) *error = NULL;
     return reader;
 }

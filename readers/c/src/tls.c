@@ -88,6 +88,17 @@ static bool pinned(X509_STORE_CTX *store, SSL *ssl, const binding *bound) {
     return false;
 }
 
+/* A chain accepted despite an error is no verified chain: the pins refuse it. */
+static int unverified(X509_STORE_CTX *store, SSL *ssl, const binding *bound) {
+    char text[512];
+    snprintf(text, sizeof text, "refused: store '%s': the chain was accepted with an error (%s), so it was not verified",
+             pk_reader_store(bound->reader), X509_verify_cert_error_string(X509_STORE_CTX_get_error(store)));
+    free(SSL_get_ex_data(ssl, refusal_index));
+    SSL_set_ex_data(ssl, refusal_index, strdup(text));
+    SSL_set_verify(ssl, SSL_get_verify_mode(ssl) | SSL_VERIFY_PEER, SSL_get_verify_callback(ssl));
+    return 0;
+}
+
 static SSL *ssl_of(X509_STORE_CTX *store) { return X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()); }
 
 /* SSL_CTX's whole verification: OpenSSL's own first, then the pins. */
@@ -97,6 +108,8 @@ static int verify_then_pin(X509_STORE_CTX *store, void *argument) {
     const binding *bound = ssl ? SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), ctx_binding_index) : NULL;
     int verified = X509_verify_cert(store);
     if (verified <= 0 || bound == NULL) return bound == NULL ? 0 : verified;
+    /* An application's verify callback may have let an error pass: that chain was not verified. */
+    if (X509_STORE_CTX_get_error(store) != X509_V_OK) return unverified(store, ssl, bound);
     return pinned(store, ssl, bound) ? verified : 0;
 }
 
@@ -132,7 +145,9 @@ static int verify_callback_then_pin(int preverified, X509_STORE_CTX *store) {
     const binding *bound = ssl ? SSL_get_ex_data(ssl, ssl_binding_index) : NULL;
     if (bound == NULL) return 0;
     int verdict = bound->previous_callback ? bound->previous_callback(preverified, store) : preverified;
-    if (verdict <= 0 || X509_STORE_CTX_get_error_depth(store) != 0 || X509_STORE_CTX_get_error(store) != X509_V_OK) return verdict;
+    if (verdict <= 0 || X509_STORE_CTX_get_error_depth(store) != 0) return verdict;
+    /* The application's callback may have let an error pass: that chain was not verified. */
+    if (X509_STORE_CTX_get_error(store) != X509_V_OK) return unverified(store, ssl, bound);
     return pinned(store, ssl, bound) ? verdict : 0;
 }
 

@@ -117,7 +117,8 @@ static void set_scene(scene *stage, const pk_json *test) {
     stage->has_fallback = file_bytes(test, "fallback", &fallback) || member(test, "fallback_missing") != NULL;
     snprintf(stage->fallback, sizeof stage->fallback, "%s/%s", stage->dir,
              member(test, "fallback_missing") ? "no-such-fallback.json" : "fallback.json");
-    if (fallback.bytes != NULL) publish(stage->dir, "fallback.json", fallback.bytes, fallback.length, octal_member(test, "fallback_mode", 0644));
+    unsigned fallback_mode = octal_member(test, "fallback_mode", 0644);
+    if (fallback.bytes != NULL) publish(stage->dir, "fallback.json", fallback.bytes, fallback.length, fallback_mode);
     pk_text_free(&fallback);
     stage->expected = expected_names(test, &stage->expected_count);
     pk_json_integer(member(test, "now"), &stage->now);

@@ -138,6 +138,8 @@ def probe_cases(build, directory, cache):
         check("s_server: unpinned, by address", ask("other", "ip", "127.0.0.1"), 1, "untrusted: store 'banking'")
         check("s_server: exempt common name", ask("rogue", "name", "localhost"), 1, "untrusted: store 'banking'")
         check("s_server: the host name must verify", ask("pinned", "name", "exempt.example"), 1, "refused: ")
+        check("s_server: an error let pass is no verified chain", ask("pinned", "lenient", "exempt.example"), 1,
+              "refused: store 'banking': the chain was accepted with an error")
     finally:
         for process, _ in servers.values():
             process.terminate()

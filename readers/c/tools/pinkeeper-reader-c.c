@@ -95,7 +95,8 @@ static int check(const options *given) {
     if (given->name == NULL) return usage("missing --name");
     if (*given->name == '\0') return usage("--name must be the host a client connects to, not empty");
     if ((given->fingerprint == NULL) == (given->certificate == NULL)) return usage("give exactly one of --fingerprint or --certificate");
-    if (given->depth != NULL && given->fingerprint == NULL) return usage("--depth goes with --fingerprint (a chain's depths are its positions)");
+    if (given->depth != NULL && given->fingerprint == NULL)
+        return usage("--depth goes with --fingerprint (a chain's depths are its positions)");
     if (given->depth != NULL && !valid_depth(given->depth)) return usage("--depth must be one to nine ASCII digits");
     unsigned char digest[32];
     if (given->fingerprint != NULL && !pk_parse_fingerprint(given->fingerprint, digest))

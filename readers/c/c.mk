@@ -8,6 +8,8 @@
 #                   the examples built with pkg-config, and a 20-second run of the parser's fuzzer
 #   make fuzz-c     the parser's fuzzer for FUZZ_SECONDS (300 by default)
 #   make bench-c    the cost of one question against 2,000 pins (not part of test-c)
+#   make install-c  the library, headers, pinkeeper.pc and libpinkeeper.3 under DESTDIR and PREFIX
+#                   (LIBDIR: PREFIX/lib by default; Debian passes its multiarch directory)
 
 CR_TOP   := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../..)
 CR_SRC   := $(CR_TOP)/readers/c
@@ -22,12 +24,13 @@ CR_LIB   := $(CR_OUT)/libpinkeeper.so.0
 CR_CLI   := $(CR_OUT)/pinkeeper-reader-c
 CR_VERSION := 0.1.0
 
-.PHONY: c-reader test-c fuzz-c bench-c
+.PHONY: c-reader test-c fuzz-c bench-c install-c
 
 c-reader: $(CR_LIB) $(CR_CLI) $(CR_OUT)/pinkeeper.pc $(CR_OUT)/include/pinkeeper.h
 
+# CR_NO_DEPS=1 (debian/rules): Build-Depends provide the tools; nothing is installed.
 $(CR_OUT)/.deps:
-	@$(CR_TOP)/scripts/install-deps.sh gcc libc6-dev libssl-dev libcurl4-openssl-dev pkg-config openssl
+	@[ -n "$(CR_NO_DEPS)" ] || $(CR_TOP)/scripts/install-deps.sh gcc libc6-dev libssl-dev libcurl4-openssl-dev pkg-config openssl
 	@mkdir -p $(CR_OUT) && touch $@
 
 # -z now and relro: the GOT read-only once loaded; the version script exports pk_* only.
@@ -104,3 +107,16 @@ bench-c: c-reader
 	$(CR_CC) $(CR_WARN) -O2 -I$(CR_SRC)/include -o $(CR_OUT)/verdict_bench $(CR_SRC)/bench/verdict_bench.c \
 		-L$(CR_OUT) -lpinkeeper -Wl,-rpath,$(CR_OUT)
 	$(CR_OUT)/verdict_bench
+
+# The real file carries the full version; the soname link and the development link point to it.
+CR_PREFIX := $(or $(PREFIX),/usr/local)
+CR_LIBDIR := $(or $(LIBDIR),$(CR_PREFIX)/lib)
+install-c: c-reader
+	install -d $(DESTDIR)$(CR_LIBDIR)/pkgconfig $(DESTDIR)$(CR_PREFIX)/include $(DESTDIR)$(CR_PREFIX)/share/man/man3
+	install -m 0644 $(CR_LIB) $(DESTDIR)$(CR_LIBDIR)/libpinkeeper.so.$(CR_VERSION)
+	ln -sf libpinkeeper.so.$(CR_VERSION) $(DESTDIR)$(CR_LIBDIR)/libpinkeeper.so.0
+	ln -sf libpinkeeper.so.0 $(DESTDIR)$(CR_LIBDIR)/libpinkeeper.so
+	install -m 0644 $(CR_SRC)/include/pinkeeper.h $(CR_SRC)/include/pinkeeper_curl.h $(DESTDIR)$(CR_PREFIX)/include/
+	sed -e 's|@PREFIX@|$(CR_PREFIX)|; s|@LIBDIR@|$(CR_LIBDIR)|; s|@INCLUDEDIR@|$${prefix}/include|; s|@VERSION@|$(CR_VERSION)|' \
+		$(CR_SRC)/pinkeeper.pc.in > $(DESTDIR)$(CR_LIBDIR)/pkgconfig/pinkeeper.pc
+	install -m 0644 $(CR_TOP)/docs/man/libpinkeeper.3 $(DESTDIR)$(CR_PREFIX)/share/man/man3/

@@ -5,7 +5,8 @@
  * "may I trust this TLS peer?" as every pinkeeper reader does (docs/cache-format.md,
  * docs/protocol.md). Each question stats the file once and parses it again only when it changed;
  * a version that cannot be used leaves the last good one in force. Every function is safe to call
- * from several threads at once on one reader.
+ * from several threads at once on one reader. The question that finds a new version parses it in
+ * its own thread, which needs about 100 KiB of stack for a file nested 512 levels deep.
  *
  * The ABI is stable within soname libpinkeeper.so.0: opaque types, plain integers and strings.
  * OpenSSL types appear only as incomplete structs, so this header needs no OpenSSL header. */

@@ -39,8 +39,11 @@ static bool indices_ready(void) {
 }
 
 /* Why the pins refused this SSL's handshake, kept for pk_ssl_refusal. host NULL: none verified. */
-static void record_refusal(SSL *ssl, pk_verdict verdict, const char *store, const char *host) {
+static void record_refusal(SSL *ssl, pk_verdict verdict, const char *store, const char *verified) {
     char text[1024];
+    /* The host came from the application, maybe from a URL: escaped, it cannot forge a log line. */
+    char *host = verified ? pk_escaped(verified, strlen(verified)) : NULL;
+    if (verified != NULL && host == NULL) return;
     if (host == NULL)
         snprintf(text, sizeof text, "refused: store '%s': no host (or several) was verified; set one with SSL_set1_host or "
                                     "X509_VERIFY_PARAM_set1_ip_asc", store);
@@ -48,6 +51,7 @@ static void record_refusal(SSL *ssl, pk_verdict verdict, const char *store, cons
         snprintf(text, sizeof text, "empty: store '%s' has no valid pin for '%s'; run `pinkeeper update --store %s`", store, host, store);
     else
         snprintf(text, sizeof text, "untrusted: store '%s' does not pin this verified chain for '%s'", store, host);
+    free(host);
     free(SSL_get_ex_data(ssl, refusal_index));
     SSL_set_ex_data(ssl, refusal_index, strdup(text));
 }

@@ -130,13 +130,28 @@ static STACK_OF(X509) *read_chain(const char *path, int *status) {
     return chain;
 }
 
+/* Text safe in one line: controls and bidirectional marks written as \u{…} (a host may come from
+ * anywhere); NULL stays NULL. */
+static char *escaped(const char *text) {
+    if (text == NULL) return NULL;
+    size_t length = strlen(text);
+    char *out = malloc(length * 8 + 1), *cursor = out;
+    for (size_t index = 0; out != NULL && index < length; index++) {
+        unsigned char c = (unsigned char)text[index];
+        bool plain = c >= 0x20 && c != 0x7f && c != '\\';
+        cursor += plain ? sprintf(cursor, "%c", c) : sprintf(cursor, "\\u{%x}", c);
+    }
+    if (out != NULL) *cursor = '\0';
+    return out;
+}
+
 static void describe(pk_reader *reader, const options *given, pk_verdict verdict, const char *common_name) {
-    char *host = pk_canonical_host(given->name);
+    char *one_form = pk_canonical_host(given->name), *host = escaped(one_form), *spelling = escaped(given->name);
     const char *store = given->store;
     if (verdict == PK_TRUSTED) {
         printf("trusted\n");
     } else if (host == NULL) {
-        printf("untrusted: '%s' is no host name or address in one spelling; connect by its one form\n", given->name);
+        printf("untrusted: '%s' is no host name or address in one spelling; connect by its one form\n", spelling);
     } else if (verdict == PK_UNTRUSTED && !pk_reader_admits(reader, given->name, common_name)) {
         printf("untrusted: '%s' is not among the expected_common_names of store '%s'\n", host, store);
     } else if (verdict == PK_UNTRUSTED) {
@@ -144,7 +159,9 @@ static void describe(pk_reader *reader, const options *given, pk_verdict verdict
     } else {
         printf("empty: store '%s' has no valid pin for '%s'; reject, and run `pinkeeper update --store %s`\n", store, host, store);
     }
-    pk_free(host);
+    pk_free(one_form);
+    free(host);
+    free(spelling);
 }
 
 static int answer(pk_reader *reader, const options *given) {

@@ -2,8 +2,8 @@
 """Plays every case and every options case of Tests/Conformance/cases.json against
 pinkeeper-reader-c validate: its exit status and the first word it prints (the README's
 expected_command). The command reads each case's last files once, at the case's time
-(faketime); a question about a chain or a common name gets a certificate file made here, whose
-fingerprints replace the case's in the files.
+(faketime, the clock frozen); a question about a chain or a common name gets a certificate
+file made here, whose fingerprints replace the case's in the files.
 
 usage: play_commands.py CASES.json READER"""
 
@@ -119,7 +119,10 @@ def case_arguments(case, directory):
 
 
 def run(reader, directory, arguments, now):
-    command = ["faketime", "@%d" % now, reader, "validate", "--cache-directory", directory, "--store", "banking"] + arguments
+    # An absolute time given with -f stands still: a case at an entry's last valid second must not
+    # see the next one on a loaded machine ("@" would only start the clock there).
+    frozen = datetime.datetime.fromtimestamp(now, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    command = ["faketime", "-f", frozen, reader, "validate", "--cache-directory", directory, "--store", "banking"] + arguments
     result = subprocess.run(command, capture_output=True, env=dict(os.environ, TZ="UTC"))
     stdout, stderr = result.stdout.decode(errors="replace"), result.stderr.decode(errors="replace")
     if result.returncode <= 2:

@@ -136,7 +136,9 @@ void pk_free(void *memory);
 /* TLS. These make a handshake fail, before any application data, unless the chain OpenSSL
  * verified is pinned for the host it verified it for: the name set with SSL_set1_host or the IP
  * address set in the X509_VERIFY_PARAM (put in its one form). Without such a host the handshake
- * fails: set one, and keep SSL_VERIFY_PEER. The reader must outlive every SSL using it.
+ * fails: set one, and keep SSL_VERIFY_PEER. A resumed session skips verification, and with it
+ * the pins: pk_ssl_ctx_enforce turns resumption off on the context; with pk_ssl_enforce, never
+ * hand the SSL a saved session. The reader must outlive every SSL using it.
  * Return 1 on success, 0 on failure (OpenSSL's convention). */
 int pk_ssl_ctx_enforce(struct ssl_ctx_st *ctx, pk_reader *reader);
 int pk_ssl_enforce(struct ssl_st *ssl, pk_reader *reader);

@@ -128,6 +128,7 @@ static int enforce_on_ctx(SSL_CTX *ctx, pk_reader *reader, bool host_from_sni) {
     binding *bound = calloc(1, sizeof *bound);
     if (bound == NULL) return 0;
     bound->reader = reader, bound->host_from_sni = host_from_sni;
+    free(SSL_CTX_get_ex_data(ctx, ctx_binding_index)); /* enforced twice: the last reader counts */
     if (!SSL_CTX_set_ex_data(ctx, ctx_binding_index, bound)) {
         free(bound);
         return 0;

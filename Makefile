@@ -3,7 +3,7 @@ SWIFT        ?= swift
 SWIFT_FLAGS  ?=
 RELEASE_BIN  := .build/release/pinkeeper
 
-.PHONY: all deps build release lint test test-python test-java test-go test-node check-units alert-rules-check demo soak systemd-test package-test envoy-test clean
+.PHONY: all deps build release lint test test-python test-java test-go test-node c-reader test-c check-units alert-rules-check demo soak systemd-test package-test envoy-test clean
 
 all: build
 
@@ -44,6 +44,7 @@ test: deps
 	$(MAKE) --no-print-directory test-java
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-node
+	$(MAKE) --no-print-directory test-c
 	$(MAKE) --no-print-directory alert-rules-check
 	$(MAKE) --no-print-directory k8s-check
 
@@ -96,6 +97,7 @@ clean:
 include packaging/packaging.mk
 include readers/java/java.mk
 include readers/go/go.mk
+include readers/c/c.mk
 include readers/node/node.mk
 include packaging/container/container.mk
 include packaging/kubernetes/kubernetes.mk

@@ -52,14 +52,14 @@ public struct Daemon: Sendable {
         let (events, input) = AsyncStream.makeStream(of: Event.self)
         let forwarder = Task(executorPreference: executor) { for await trigger in triggers { input.yield(.trigger(trigger)) } }
         defer { forwarder.cancel() }
-        var loop = Loop(daemon: self, input: input)
+        var loop = DaemonLoop(daemon: self, input: input)
         await loop.run(events: events)
         await loop.metrics.settle(within: .milliseconds(250))
     }
 }
 
 /// The loop's mutable state, owned by the one task that runs it.
-private struct Loop {
+struct DaemonLoop {
     let daemon: Daemon
     let input: AsyncStream<Daemon.Event>.Continuation
     var config: Configuration
@@ -183,7 +183,7 @@ private struct Loop {
 
     /// Sets a store's due time (nil: no longer configured). A running pass neither starts the
     /// store any more nor, when it ends, replaces this due time with its own result.
-    private mutating func schedule(_ id: String, at time: Int64?) {
+    mutating func schedule(_ id: String, at time: Int64?) {
         due[id] = time
         if pass != nil { superseded.insert(id) }
     }
@@ -212,7 +212,7 @@ private struct Loop {
         daemon.notifier.notify("READY=1")
     }
 
-    private func publishStatus(now: Int64) {
+    func publishStatus(now: Int64) {
         let entries = config.stores.compactMap { status[$0.id] }
         let next = due.values.min().map { max(0, $0.saturatingSubtracting(now)) }
         daemon.notifier.notify("STATUS=" + StatusLine.make(entries, nextUpdateIn: next) + ProbeStatus.statusLineSuffix(config))
@@ -277,63 +277,6 @@ private struct Loop {
             due = min(due, now)
         }
         return (due, validPins > 0)
-    }
-
-    // MARK: Reload
-
-    /// SIGHUP: RELOADING=1 at once, for every signal (each stamped after its signal, so that
-    /// systemd sees its own answered), and the files read off the loop (`ReloadRead`). A SIGHUP
-    /// while a read runs starts no second one: when it ends, its result is dropped and the files
-    /// are read once more, so that only the newest configuration is applied, with one READY=1.
-    /// Before the first READY=1 (start-up still waits for stores without valid pins) the reload
-    /// is silent: systemd's reload protocol starts from an active unit, and a READY=1 after the
-    /// reload would announce a start-up that has not finished.
-    private mutating func requestReload() {
-        if ready { daemon.notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())") }
-        if reloadReading { rereadAfterReload = true } else { startReload() }
-    }
-
-    private mutating func startReload() {
-        reloadReading = true
-        rereadAfterReload = false
-        let daemon = self.daemon, input = self.input
-        Task(executorPreference: daemon.executor) { input.yield(.reloadRead(await ReloadRead.run(daemon))) }
-    }
-
-    private mutating func finishReload(_ read: ReloadRead) {
-        if rereadAfterReload { return startReload() }
-        reloadReading = false
-        switch read.outcome {
-        case .failure(let error):
-            logger.error("reload failed; keeping the running configuration", metadata: ["reason": "\(error)"])
-        case .success(let fresh):
-            swapIn(fresh)
-        }
-        publishStatus(now: daemon.clock.now())
-        if ready { daemon.notifier.notify("READY=1") }
-    }
-
-    /// Stores added, changed or with a file to reconcile are due now; removed ones are dropped.
-    private mutating func swapIn(_ fresh: ReloadRead.Fresh) {
-        let now = daemon.clock.now()
-        let old = config
-        config = fresh.configuration
-        updater = fresh.updater
-        probes.reconfigure(from: old, to: config, now: now)
-        for store in config.stores {
-            if !fresh.unreconciled.contains(store.id), let before = old.store(store.id), store == before { continue }
-            schedule(store.id, at: now)  // added or changed: fetch from the (new) source now
-        }
-        for store in old.stores where config.store(store.id) == nil {
-            schedule(store.id, at: nil)
-            status[store.id] = nil
-            secretsDue[store.id] = nil
-            if updater.envoy != nil { secretsRetired.append(store.id) }
-        }
-        secretsDue = [:]
-        if updater.envoy != nil { for store in config.stores { secretsDue[store.id] = now } }
-        daemon.applied(config)
-        logger.info("configuration reloaded", metadata: ["stores": "\(config.stores.count)"])
     }
 
     // MARK: Time

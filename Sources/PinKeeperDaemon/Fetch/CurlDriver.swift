@@ -114,19 +114,7 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
                 return true
             }
             if !active.isEmpty {
-                var running: Int32 = 0
-                let performed = pk_curl_multi_perform(multi, &running)
-                var pending: Int32 = 0
-                while let message = pk_curl_multi_info_read(multi, &pending) {
-                    guard message.pointee.msg == CURLMSG_DONE,
-                        let index = active.firstIndex(where: { $0.easy == message.pointee.easy_handle })
-                    else { continue }
-                    active.remove(at: index).finish(in: multi, code: message.pointee.data.result)
-                }
-                if performed != CURLM_OK {
-                    for transfer in active { transfer.finish(in: multi, code: CURLE_RECV_ERROR) }
-                    active = []
-                }
+                perform(multi, &active)
                 idleSince = ContinuousClock.now
             }
             if active.isEmpty {
@@ -148,6 +136,23 @@ final class CurlDriver: @unchecked Sendable {  // safe: `shared` is locked; the 
         // `linger` after the last transfer, with its connections, TLS state and trust store just
         // freed, the pass's work is over and the process may sleep for hours.
         HeapSettings.releaseFreeMemory()
+    }
+
+    /// One round of transfers: whatever libcurl can do now, and each finished one handed back.
+    private func perform(_ multi: UnsafeMutableRawPointer, _ active: inout [CurlTransfer]) {
+        var running: Int32 = 0
+        let performed = pk_curl_multi_perform(multi, &running)
+        var pending: Int32 = 0
+        while let message = pk_curl_multi_info_read(multi, &pending) {
+            guard message.pointee.msg == CURLMSG_DONE,
+                let index = active.firstIndex(where: { $0.easy == message.pointee.easy_handle })
+            else { continue }
+            active.remove(at: index).finish(in: multi, code: message.pointee.data.result)
+        }
+        if performed != CURLM_OK {
+            for transfer in active { transfer.finish(in: multi, code: CURLE_RECV_ERROR) }
+            active = []
+        }
     }
 }
 

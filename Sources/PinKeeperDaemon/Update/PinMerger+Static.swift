@@ -26,25 +26,12 @@ extension PinMerger {
     ) throws(UpdateFailure) -> (outcome: Outcome, listDigest: String?, early: Early?) {
         defer { early?.stop() }
         let kept = keptPins(cached, now: now)
-        var known = IdentityTable(capacity: kept.count + received.count)
-        for index in kept.indices { _ = known.insert(.cached(index), cached: kept, received: received) }
-        var freshFound: [Int] = [], expiredFound: [Int] = []
-        for index in 0..<received.count {
-            if received.expires(index) < now {
-                expiredFound.append(index)
-            } else if known.insert(.received(index), cached: kept, received: received) {
-                freshFound.append(index)
-            }
-        }
-        known = IdentityTable(capacity: 0)
-        let (fresh, expired) = (freshFound, expiredFound)
+        let (fresh, expired) = Self.partition(received, kept: kept, now: now)
         early?.stop()
-
         for index in fresh where received.with(index, { $0.signature?.count ?? 0 }) == 0 {
             throw received.with(index) { UpdateFailure(.invalidData, "the entry '\($0.nameText)' (expires \($0.expires)) has no signature") }
         }
         let side = SideWork<Early>()
-        let checked = digest ? fresh + expired : fresh
         let firstKey = verifier.keys.first?.id
         BlockingWork.start(named: "pinkeeper-merge") { [received, kept] in
             let sorted = fresh.sorted { a, b in received.with(a) { x in received.with(b) { StaticEntry.publishedOrder(x, $0) } } }
@@ -56,6 +43,55 @@ extension PinMerger {
             side.finish(sorted: sorted, listDigest: listDigest, early: early)
         }
         // Expired entries are verified only for the digest, which counts those whose own signature verifies.
+        let keys = verifiedKeys(digest ? fresh + expired : fresh, in: received)
+        let (sorted, sideDigest, preview) = side.wait()
+        for (position, index) in fresh.enumerated() where keys[position] < 0 {
+            throw received.with(index) {
+                UpdateFailure(
+                    .invalidSignature,
+                    "the signature of entry '\($0.nameText)' (expires \($0.expires)) does not verify under any configured public key")
+            }
+        }
+        var listDigest = sideDigest
+        if digest && !expired.isEmpty {
+            let verifiedExpired = Set(zip(expired, keys[fresh.count...]).compactMap { $1 < 0 ? nil : $0 })
+            listDigest = Self.digest(received, counting: (0..<received.count).filter { received.expires($0) >= now || verifiedExpired.contains($0) })
+        }
+        // Named before the pins are made: making them lets the chunks, and the names in them, go.
+        let unexpected = unexpectedNames(fresh.map { received.with($0) { $0.nameText } })
+        let added = madePins(&received, fresh: fresh, sorted: sorted, keys: keys)
+        let merged = kept.isEmpty ? added : (kept + added).sorted(by: Pin.publishedOrder)
+        guard !merged.isEmpty else {
+            let why = received.count == 0 ? "the list is empty" : "every entry in the list has expired"
+            throw UpdateFailure(.storeEmpty, "\(why) and no cached pin is still valid")
+        }
+        let outcome = Outcome(
+            pins: merged, domainsConfig: nil, added: fresh.count, expiredReceived: expired.count,
+            unexpectedNames: unexpected,
+            ignoredUnsignedFields: hadDomainsConfig || received.hadDepth)
+        let previewHeld = fresh.indices.allSatisfy { keys[$0] == 0 }
+        return (outcome, listDigest, previewHeld ? preview : nil)
+    }
+
+    /// The received entries that are new (not expired, not already kept or listed before) and
+    /// those that have expired, by index.
+    private static func partition(_ received: StaticEntries, kept: [Pin], now: Int64) -> (fresh: [Int], expired: [Int]) {
+        var known = IdentityTable(capacity: kept.count + received.count)
+        for index in kept.indices { _ = known.insert(.cached(index), cached: kept, received: received) }
+        var fresh: [Int] = [], expired: [Int] = []
+        for index in 0..<received.count {
+            if received.expires(index) < now {
+                expired.append(index)
+            } else if known.insert(.received(index), cached: kept, received: received) {
+                fresh.append(index)
+            }
+        }
+        return (fresh, expired)
+    }
+
+    /// For each entry, the index of the configured key its signature verifies under (known from
+    /// the early verification, or verified now on every core), or -1.
+    private func verifiedKeys(_ checked: [Int], in received: StaticEntries) -> [Int] {
         var keys = checked.map { received.knownKey($0) }
         let unknown = checked.indices.filter { keys[$0] == nil }
         let found = verifier.keyIndices(count: unknown.count) { verifier, i in
@@ -68,28 +104,13 @@ extension PinMerger {
             }
         }
         for (position, key) in zip(unknown, found) { keys[position] = key ?? -1 }
-        let (sorted, sideDigest, preview) = side.wait()
-        for (position, index) in fresh.enumerated() where keys[position]! < 0 {
-            throw received.with(index) {
-                UpdateFailure(
-                    .invalidSignature,
-                    "the signature of entry '\($0.nameText)' (expires \($0.expires)) does not verify under any configured public key")
-            }
-        }
-        var listDigest = sideDigest
-        if digest && !expired.isEmpty {
-            let verifiedExpired = Set(zip(expired, keys[fresh.count...]).compactMap { $1! < 0 ? nil : $0 })
-            listDigest = Self.digest(received, counting: (0..<received.count).filter { received.expires($0) >= now || verifiedExpired.contains($0) })
-        }
+        return keys.map { $0 ?? -1 }
+    }
 
-        var unexpected: [String] = []
-        if let expectedCommonNames {
-            var seen = Set(expectedCommonNames.map { PinName($0) })
-            unexpected = fresh.map { received.with($0) { $0.nameText } }.filter { seen.insert(PinName($0)).inserted }.sorted()
-        }
-        // The merged pins, made in published order; each chunk goes once its last new entry is made.
+    /// The new pins, made in published order; each chunk goes once its last new entry is made.
+    private func madePins(_ received: inout StaticEntries, fresh: [Int], sorted: [Int], keys: [Int]) -> [Pin] {
         var keyOf = [Int32](repeating: -1, count: received.count)
-        for (position, index) in fresh.enumerated() { keyOf[index] = Int32(keys[position]!) }
+        for (position, index) in fresh.enumerated() { keyOf[index] = Int32(keys[position]) }
         var left = [Int](repeating: 0, count: (received.count + StaticEntries.chunkSize - 1) / StaticEntries.chunkSize)
         for index in fresh { left[index / StaticEntries.chunkSize] += 1 }
         var added: [Pin] = []
@@ -103,16 +124,14 @@ extension PinMerger {
             left[chunk] -= 1
             if left[chunk] == 0 { received.release(chunk: chunk) }
         }
-        let merged = kept.isEmpty ? added : (kept + added).sorted(by: Pin.publishedOrder)
-        guard !merged.isEmpty else {
-            let why = received.count == 0 ? "the list is empty" : "every entry in the list has expired"
-            throw UpdateFailure(.storeEmpty, "\(why) and no cached pin is still valid")
-        }
-        let outcome = Outcome(
-            pins: merged, domainsConfig: nil, added: fresh.count, expiredReceived: expired.count, unexpectedNames: unexpected,
-            ignoredUnsignedFields: hadDomainsConfig || received.hadDepth)
-        let previewHeld = fresh.indices.allSatisfy { keys[$0] == 0 }
-        return (outcome, listDigest, previewHeld ? preview : nil)
+        return added
+    }
+
+    /// The new entries' names outside `expected_common_names`, once each, sorted.
+    private func unexpectedNames(_ names: [String]) -> [String] {
+        guard let expectedCommonNames else { return [] }
+        var seen = Set(expectedCommonNames.map { PinName($0) })
+        return names.filter { seen.insert(PinName($0)).inserted }.sorted()
     }
 
     /// What verifies a static list's entries while it is read: under this merger's keys (its

@@ -33,7 +33,7 @@ extension StoreUpdater {
         let cachedUnsigned = reconciliation?.ignoredUnsignedFields ?? false
         do throws(UpdateFailure) {
             if let refusal { throw refusal }
-            let plan = try await plan(store, from: .server, previous: reconciled, memory: memory, now: now)
+            let plan = try await plan(store, from: .server, published: reconciled, record: memory, now: now)
             let after = plan.file?.list.pins ?? reconciled?.list.pins ?? []
             var preview = Preview(
                 store: store.id, result: .ok, pins: plan.pins.count, nextAttempt: plan.nextUpdate,

@@ -20,7 +20,7 @@ extension StoreUpdater {
     /// when it was.
     func rejectedImport(
         _ store: StoreConfig, _ error: UpdateFailure, from source: ListSource, pins: Int,
-        previous: CacheFile?, memory: StoreState, now: Int64
+        published: CacheFile?, record: StoreState, now: Int64
     ) -> Report {
         logger.error(
             "import failed; nothing was published",
@@ -29,6 +29,6 @@ extension StoreUpdater {
             ].merging(source.logMetadata) { $1 })
         return Report(
             store: store.id, result: error.result, reason: error.reason, pins: pins,
-            nextAttempt: DueTime.of(cache: previous, state: memory, policy: store.policy, now: now))
+            nextAttempt: DueTime.of(cache: published, state: record, policy: store.policy, now: now))
     }
 }

@@ -1,0 +1,61 @@
+import Logging
+import PinKeeper
+
+extension DaemonLoop {
+    // MARK: Reload
+
+    /// SIGHUP: RELOADING=1 at once, for every signal (each stamped after its signal, so that
+    /// systemd sees its own answered), and the files read off the loop (`ReloadRead`). A SIGHUP
+    /// while a read runs starts no second one: when it ends, its result is dropped and the files
+    /// are read once more, so that only the newest configuration is applied, with one READY=1.
+    /// Before the first READY=1 (start-up still waits for stores without valid pins) the reload
+    /// is silent: systemd's reload protocol starts from an active unit, and a READY=1 after the
+    /// reload would announce a start-up that has not finished.
+    mutating func requestReload() {
+        if ready { daemon.notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())") }
+        if reloadReading { rereadAfterReload = true } else { startReload() }
+    }
+
+    mutating func startReload() {
+        reloadReading = true
+        rereadAfterReload = false
+        let daemon = self.daemon, input = self.input
+        Task(executorPreference: daemon.executor) { input.yield(.reloadRead(await ReloadRead.run(daemon))) }
+    }
+
+    mutating func finishReload(_ read: ReloadRead) {
+        if rereadAfterReload { return startReload() }
+        reloadReading = false
+        switch read.outcome {
+        case .failure(let error):
+            logger.error("reload failed; keeping the running configuration", metadata: ["reason": "\(error)"])
+        case .success(let fresh):
+            swapIn(fresh)
+        }
+        publishStatus(now: daemon.clock.now())
+        if ready { daemon.notifier.notify("READY=1") }
+    }
+
+    /// Stores added, changed or with a file to reconcile are due now; removed ones are dropped.
+    mutating func swapIn(_ fresh: ReloadRead.Fresh) {
+        let now = daemon.clock.now()
+        let old = config
+        config = fresh.configuration
+        updater = fresh.updater
+        probes.reconfigure(from: old, to: config, now: now)
+        for store in config.stores {
+            if !fresh.unreconciled.contains(store.id), let before = old.store(store.id), store == before { continue }
+            schedule(store.id, at: now)  // added or changed: fetch from the (new) source now
+        }
+        for store in old.stores where config.store(store.id) == nil {
+            schedule(store.id, at: nil)
+            status[store.id] = nil
+            secretsDue[store.id] = nil
+            if updater.envoy != nil { secretsRetired.append(store.id) }
+        }
+        secretsDue = [:]
+        if updater.envoy != nil { for store in config.stores { secretsDue[store.id] = now } }
+        daemon.applied(config)
+        logger.info("configuration reloaded", metadata: ["stores": "\(config.stores.count)"])
+    }
+}

@@ -41,7 +41,7 @@ PK_RUN_SYSUSERS ?= yes
 PK_BIN         := $(PK_TOP)/.build/release/pinkeeper
 PK_COMPDIR     := $(PK_TOP)/.build/completions
 PK_COMPLETIONS := $(PK_COMPDIR)/pinkeeper.bash $(PK_COMPDIR)/_pinkeeper $(PK_COMPDIR)/pinkeeper.fish
-PK_MANPAGES    := $(PK_TOP)/docs/man/pinkeeper.8 $(PK_TOP)/docs/man/pinkeeper.toml.5
+PK_MANPAGES    := $(PK_TOP)/docs/man/pinkeeper.8 $(PK_TOP)/docs/man/pinkeeper.toml.5 $(PK_TOP)/docs/man/libpinkeeper.3
 PK_CONFDIR      = $(DESTDIR)$(SYSCONFDIR)/pinkeeper
 PK_DEBOUT      := $(PK_TOP)/.build/deb
 PK_VERSION      = $(shell sed -n 's/.*static let string = "\([^"]*\)".*/\1/p' $(PK_TOP)/Sources/PinKeeperDaemon/Core/Version.swift)

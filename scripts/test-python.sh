@@ -3,8 +3,7 @@
 # through its command line (under faketime), the TLS helpers against servers on loopback.
 # Then, when a Python 3.13 or newer is on this machine, the same tests again with it: only 3.13+
 # gives the verified chain that depth >= 1 pins need (older ones fail closed; both are tested).
-# Run from the repository root: scripts/test-python.sh [PATH-TO-SWIFT-pinkeeper]
-# (the Swift binary is no longer used here: the shared harness compares every command line with it).
+# Run from the repository root: scripts/test-python.sh
 set -euo pipefail
 
 cd readers/python

@@ -101,7 +101,7 @@ struct EnvoySecretsTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         func load(_ line: String) -> Result<Configuration, ConfigError> {
             let text = "cache_directory = \"\(root)/cache\"\nstate_directory = \"\(root)/state\"\n\(line)\n"
-            FileManager.default.createFile(atPath: root + "/p.toml", contents: Data(text.utf8))
+            _ = FileManager.default.createFile(atPath: root + "/p.toml", contents: Data(text.utf8))
             return Result { () throws(ConfigError) in try ConfigLoader.load(path: root + "/p.toml", environment: [:]) }
         }
         #expect(try load("envoy_sds_directory = \"\(root)/sds\"").get().envoySDSDirectory == root + "/sds")

@@ -4,7 +4,7 @@
 #   make image            the image from packaging/container/Containerfile and the .deb of
 #                         `make deb`, tagged $(IMAGE)
 #   make container-test   that image under podman: read-only, no capabilities, non-root
-#                         (scripts/container-test.sh; docs/testing-containers.md)
+#                         (scripts/container-test.sh; docs/testing.md)
 #
 # IMAGE_BASE: the image to build FROM. Unset: a local stand-in for debian:bookworm-slim imported
 # from the cached Debian 12 root (scripts/make-container-base.sh), and the build runs without

@@ -158,12 +158,12 @@ public final class ValidateCommand {
         }
         Verdict verdict;
         PeerNames names;
+        List<X509Certificate> chain = null;
         if (fingerprint != null) {
             names = PeerNames.host(name);
             verdict = reader.verdict(names, digest(fingerprint), depth == null ? 0 : parseDepth(depth), clock.getAsLong());
         } else {
-            List<X509Certificate> chain = readChain(Paths.get(certificate));
-            printChain(chain);
+            chain = readChain(Paths.get(certificate));
             // The file stands for a verified chain: its leaf's common name is N.
             names = new PeerNames(name, Certificates.commonName(chain.get(0)));
             verdict = reader.verdictForChain(names, chain, clock.getAsLong());
@@ -185,6 +185,8 @@ public final class ValidateCommand {
             case EMPTY -> out.println("empty: store '" + store + "' has no valid pin for " + described
                     + "; reject, and run `pinkeeper update --store " + store + "`");
         }
+        // The verdict first, as every reader's command prints it; then what the file holds.
+        if (chain != null) printChain(chain);
         return verdict.exitStatus();
     }
 

@@ -46,7 +46,7 @@ def _store_mode(cache_directory: Path, store: str) -> str | None:
     try:
         document = json.loads((cache_directory / f"{store}.json").read_text("utf-8"))
         return "static" if document["pinkeeper"]["mode"] == "static" else None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
 
 

@@ -75,6 +75,7 @@ DIFFERENTIAL_SECONDS ?= 600
 CONFORMANCE_SWIFT     = PINKEEPER_BINARY="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/pinkeeper"
 
 conformance-commands: conformance-deciders
+	Tests/Conformance/test_harness.py
 	$(CONFORMANCE_SWIFT) Tests/Conformance/play_commands.py --deciders $(CONFORMANCE_DECIDERS) $(CONFORMANCE_FLAGS)
 
 differential: conformance-deciders

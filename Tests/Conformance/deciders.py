@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -51,8 +52,8 @@ DECIDERS = (
     Decider("python", (sys.executable, "-m", "pinkeeper", "validate"), "nothing (readers/python/src)",
             environment={"PYTHONPATH": str(REPOSITORY / "readers" / "python" / "src")}),
     # One compiler tier and the serial collector: a sixth less CPU per start, the same program.
-    Decider("java", ("java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", str(REPOSITORY / ".build" / "java" / "pinkeeper-reader.jar"), "validate"),
-            "make java-reader"),
+    Decider("java", ("java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar",
+                     str(REPOSITORY / ".build" / "java" / "pinkeeper-reader.jar"), "validate"), "make java-reader"),
     Decider("go", (str(REPOSITORY / ".build" / "go" / "pinkeeper-reader-test-clock"), "validate"),
             "make conformance-commands (the Go test-clock build)", clock_variable="PINKEEPER_READER_TEST_NOW"),
     Decider("node", ("node", str(REPOSITORY / "readers" / "node" / "bin" / "pinkeeper-reader.js"), "validate"),
@@ -78,23 +79,14 @@ def select(names: str | None, swift_through_configuration: bool = False) -> list
 
 
 def missing_command(decider: Decider) -> str | None:
-    """Why the decider cannot run, or None: a command file that is not there says what builds it."""
-    executable = decider.command[0]
-    path = Path(executable) if os.sep in executable else None
-    if path is None:
-        from shutil import which
-        if which(executable) is None:
-            return f"{executable} is not on PATH"
-        for argument in decider.command[1:]:
-            if argument.endswith((".jar", ".js")) and not Path(argument).is_file():
-                return f"{argument} is missing: run {decider.built_by}"
-        return None
-    if not os.access(path, os.X_OK):
-        return f"{path} is missing: run {decider.built_by}"
-    if decider.clock_variable is None:
-        from shutil import which
-        if which("faketime") is None:
-            return "faketime is missing (apt-get install faketime): it sets the command's clock"
+    """Why the decider cannot run, or None: a missing file says what builds it."""
+    for part in decider.command:
+        if os.sep in part and not Path(part).exists():
+            return f"{part} is missing: run {decider.built_by}"
+    if shutil.which(decider.command[0]) is None:
+        return f"{decider.command[0]} is not on PATH"
+    if decider.clock_variable is None and shutil.which("faketime") is None:
+        return "faketime is missing (apt-get install faketime): it sets the command's clock"
     return None
 
 

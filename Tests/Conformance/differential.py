@@ -30,6 +30,7 @@ from pathlib import Path
 import deciders
 import file_mutations
 import host_mutations
+import play_commands
 import scenario
 
 TABLE = Path(__file__).resolve().parent / "cases.json"
@@ -52,6 +53,8 @@ def file_input(rng: random.Random, seeds: list[dict]) -> dict:
     variant = file_mutations.Variant(scenario.last_version(origin), int(origin.get("cache_mode", "0644"), 8),
                                      int(origin.get("directory_mode", "0755"), 8))
     file_mutations.mutate(rng, variant, rng.choice([1, 1, 2, 3]))
+    if rng.random() < 0.15:  # the file's or the directory's mode, whatever the content
+        variant.done.append(file_mutations.permissions(rng, variant))
     case = {key: copy.deepcopy(value) for key, value in origin.items()
             if key in ("fallback", "fallback_mode", "fallback_missing", "expected_common_names", "now", "question")}
     case.update(_file_members(variant))
@@ -182,6 +185,9 @@ def main() -> int:
     names = options.deciders and ",".join({deciders.REFERENCE, *options.deciders.split(",")})
     chosen = deciders.select(names, options.swift_through_config)
     problems = [f"{decider.name}: {problem}" for decider in chosen for problem in [deciders.missing_command(decider)] if problem]
+    with tempfile.TemporaryDirectory(prefix="pinkeeper-differential-") as directory:
+        problems += [problem for decider in ([] if problems else chosen)
+                     for problem in [play_commands.clock_check(decider, table, Path(directory))] if problem]
     if problems:
         print("\n".join(problems) + "\ncannot run", flush=True)
         return 1

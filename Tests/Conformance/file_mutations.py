@@ -75,7 +75,7 @@ def _encoding(rng, variant):
     return choice
 
 
-def _permissions(rng, variant):
+def permissions(rng, variant):
     if rng.random() < 0.5:
         variant.cache_mode = rng.choice([0o600, 0o640, 0o644, 0o660, 0o664, 0o666, 0o646, 0o602, 0o622, 0o444, 0o4644, 0o1646])
         return f"cache mode {variant.cache_mode:04o}"
@@ -83,7 +83,7 @@ def _permissions(rng, variant):
     return f"directory mode {variant.directory_mode:04o}"
 
 
-BYTE_MUTATIONS = [_flip, _insert, _delete, _encoding, _permissions]
+BYTE_MUTATIONS = [_flip, _insert, _delete, _encoding, permissions]
 
 
 def _members(tree):

@@ -107,6 +107,11 @@ class ALyingCommandFails(unittest.TestCase):
         self.assertEqual((tally.passed, tally.failed), (0, 1))
         self.assertTrue(printed.getvalue().startswith(f"FAIL liar {case['id']}: expected 1 untrusted, got 0 trusted"))
 
+    def test_at_the_clock_check(self):
+        # It says trusted a second after the pin expired: its clock cannot be the case's.
+        problem = play_commands.clock_check(self.liar, TABLE, self.directory)
+        self.assertTrue(problem.startswith("FAIL liar clock-check: at "), problem)
+
     def test_against_the_reference(self):
         args = scenario.write(scenario.Scenario(name="a.example", question=["--fingerprint", "x"], now=1), self.directory / "w")
         answers = {deciders.REFERENCE: deciders.Answer(1, "untrusted", "untrusted\n", "", 0.1),

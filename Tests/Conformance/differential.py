@@ -218,14 +218,8 @@ def _run(options, table, chosen, limit, deadline) -> tuple[int, int, int]:
             security += any(line.startswith("SECURITY") for line in lines)
             for line in lines:
                 print(line, flush=True)
-        _restore_modes(Path(top))
+        play_commands.remove_tree(Path(top))
     return played, failed, security
-
-
-def _restore_modes(directory: Path):
-    for path in directory.rglob("*"):
-        if path.is_dir() and not path.is_symlink():
-            path.chmod(0o755)
 
 
 if __name__ == "__main__":

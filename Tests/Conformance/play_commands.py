@@ -16,6 +16,7 @@ sys.dont_write_bytecode = True  # nothing written beside the table
 
 import argparse
 import json
+import shutil
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -81,7 +82,11 @@ def play(label: str, files: scenario.Scenario | str, expected: dict, chosen: lis
         tally.record(f"FAIL harness {label}: {files}")
         return
     where = Path(tempfile.mkdtemp(dir=directory))
-    args = scenario.write(files, where)
+    try:
+        args = scenario.write(files, where)
+    except OSError as error:  # the harness's own fault: one line, and the run goes on
+        tally.record(f"FAIL harness {label}: the files could not be written: {error}")
+        return
     wanted = (expected["status"], expected["word"])
     for decider in chosen:
         answer = ask(decider, args, files.now, where, wanted)
@@ -134,17 +139,18 @@ def main() -> int:
                        for label, files, expected in runs(table, options.cases, directory)]
             for future in futures:
                 future.result()
-        _restore_modes(directory)
+        remove_tree(directory)
     print(f"{tally.passed} passed, {tally.failed} failed")
     return 1 if tally.failed else 0
 
 
-def _restore_modes(directory: Path):
-    """Directories left 0777 or 1777 by a case are removed like any other; nothing to restore as
-    root, but a non-root run needs its own write permission back on every directory."""
+def remove_tree(directory: Path):
+    """Removes what the cases wrote: a case may leave a directory without its owner's write
+    permission (directory_mode), which only root could remove as it is."""
     for path in directory.rglob("*"):
         if path.is_dir() and not path.is_symlink():
             path.chmod(0o755)
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -95,6 +95,7 @@ class ALyingCommandFails(unittest.TestCase):
     def setUp(self):
         self.directory = Path(tempfile.mkdtemp(prefix="pinkeeper-harness-test-"))
         (self.directory / "liar.py").write_text(LIAR)
+        self.addCleanup(play_commands.remove_tree, self.directory)
         self.liar = deciders.Decider("liar", (sys.executable, str(self.directory / "liar.py"), "validate"), "nothing",
                                      clock_variable="PINKEEPER_READER_TEST_NOW")
 

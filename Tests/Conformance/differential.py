@@ -98,7 +98,10 @@ def host_input(rng: random.Random, table: dict) -> dict:
 
 def make_input(seed: int, index: int, table: dict, seeds: list[dict]) -> dict:
     rng = random.Random(f"{seed}:{index}")
-    case = file_input(rng, seeds) if rng.random() < 0.65 else host_input(rng, table)
+    try:
+        case = file_input(rng, seeds) if rng.random() < 0.65 else host_input(rng, table)
+    except Exception as error:  # the harness's own fault: play() reports it, and the run goes on
+        case = {"description": "no input", "harness_error": f"{type(error).__name__}: {error}"}
     case["id"] = f"differential-{seed}-{index}"
     return case
 
@@ -153,6 +156,8 @@ def saved_case(case: dict, reference: deciders.Answer) -> dict:
 
 def play(case: dict, chosen: list, directory: Path, save: Path | None) -> list[str]:
     try:
+        if "harness_error" in case:
+            raise RuntimeError(case["harness_error"])
         answers = answers_of(case, chosen, directory)
     except Exception as error:  # the harness's own fault: one line, and the run goes on
         return [f"HARNESS ERROR {case['id']}: {type(error).__name__}: {error} [{case['description']}]"]

@@ -217,10 +217,10 @@ def mutate(rng, variant: Variant, count: int):
         tree = json_tree.parse(variant.cache)
         if tree is not None and rng.random() < 0.8:
             mutation = rng.choice(TREE_MUTATIONS)
-            done = mutation(rng, tree)
             try:
+                done = mutation(rng, tree)
                 encoded = json_tree.encode(tree) if done is not None else None
-            except RecursionError:  # a table case nested deeper than this writer goes
+            except RecursionError:  # a table case nested deeper than this program goes
                 encoded = None
             if encoded is not None:
                 variant.cache = encoded

@@ -37,8 +37,9 @@ def _brackets(rng, host):
 
 
 def _address(host):
+    """The address a spelling writes (none with a zone id: ipaddress keeps it and cannot expand it)."""
     try:
-        return ipaddress.ip_address(host.strip("[]"))
+        return None if "%" in host else ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return None
 

@@ -62,6 +62,11 @@ class Inputs(unittest.TestCase):
         self.assertEqual(first, again)
         self.assertGreater(len({json.dumps(case, sort_keys=True) for case in first}), 15)
 
+    def test_thousands_of_inputs_can_be_made(self):
+        seeds = differential.file_seeds(TABLE)
+        for index in range(3000):
+            differential.make_input(11, index, TABLE, seeds)
+
     def test_mutations_touch_the_file(self):
         rng = random.Random(3)
         origin = scenario.last_version(differential.file_seeds(TABLE)[0])

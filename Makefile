@@ -3,7 +3,9 @@ SWIFT        ?= swift
 SWIFT_FLAGS  ?=
 RELEASE_BIN  := .build/release/pinkeeper
 
-.PHONY: all deps build release lint test test-python test-java test-go test-node c-reader test-c check-units alert-rules-check demo soak systemd-test package-test envoy-test clean
+.PHONY: all deps build release lint test test-python test-java test-go test-node c-reader test-c conformance-commands \
+        differential differential-long conformance-deciders check-units alert-rules-check demo soak systemd-test package-test \
+        envoy-test clean
 
 all: build
 
@@ -45,6 +47,8 @@ test: deps
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-node
 	$(MAKE) --no-print-directory test-c
+	$(MAKE) --no-print-directory conformance-commands
+	$(MAKE) --no-print-directory differential
 	$(MAKE) --no-print-directory alert-rules-check
 	$(MAKE) --no-print-directory k8s-check
 
@@ -57,6 +61,39 @@ lint:
 # line, the TLS helpers on loopback.
 test-python: deps
 	scripts/test-python.sh
+
+# Every reader's `validate` command line plays Tests/Conformance/cases.json, each at the case's
+# time (play_commands.py); then mutated cache files and host spellings are asked of every command
+# and compared with the Swift one (differential.py: a fixed seed, well under a minute; the long
+# run is differential-long, DIFFERENTIAL_SECONDS of inputs, each disagreement saved as a case
+# under .build/differential). Tests/Conformance/DIFFERENTIAL.md. The C reader joins when
+# readers/c exists. CONFORMANCE_FLAGS: e.g. --swift-through-config for a pinkeeper whose
+# validate has no --cache-directory.
+comma                := ,
+CONFORMANCE_DECIDERS ?= swift,python,java,go,node$(if $(wildcard readers/c),$(comma)c)
+CONFORMANCE_FLAGS    ?=
+DIFFERENTIAL_SECONDS ?= 600
+CONFORMANCE_SWIFT     = PINKEEPER_BINARY="$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/pinkeeper"
+
+conformance-commands: conformance-deciders
+	Tests/Conformance/test_harness.py
+	$(CONFORMANCE_SWIFT) Tests/Conformance/play_commands.py --deciders $(CONFORMANCE_DECIDERS) $(CONFORMANCE_FLAGS)
+
+differential: conformance-deciders
+	$(CONFORMANCE_SWIFT) Tests/Conformance/differential.py --deciders $(CONFORMANCE_DECIDERS) $(CONFORMANCE_FLAGS)
+
+differential-long: conformance-deciders
+	$(CONFORMANCE_SWIFT) Tests/Conformance/differential.py --deciders $(CONFORMANCE_DECIDERS) $(CONFORMANCE_FLAGS) \
+		--seconds $(DIFFERENTIAL_SECONDS) --save .build/differential
+
+# The commands those play: the Swift one, the Java jar, the Go command and its copy whose clock
+# PINKEEPER_READER_TEST_NOW sets (Go reads the time past libfaketime), and the C one.
+conformance-deciders: deps java-reader go-reader $(if $(wildcard readers/c),c-reader)
+	@scripts/install-deps.sh faketime
+	@command -v node >/dev/null 2>&1 || scripts/install-deps.sh nodejs
+	$(SWIFT) build $(SWIFT_FLAGS) --product pinkeeper
+	$(GR_GO) build -trimpath -ldflags "-X main.testClock=PINKEEPER_READER_TEST_NOW" \
+		-o $(GR_OUT)/pinkeeper-reader-test-clock ./cmd/pinkeeper-reader
 
 check-units: deps
 	scripts/check-units.sh

@@ -14,7 +14,7 @@ enum Main {
         do {
             var command: ParsableCommand
             do {
-                command = try Pinkeeper.parseAsRoot()
+                command = try Pinkeeper.parseAsRoot(readerArguments())
             } catch {
                 exitOnUsageError(error)
             }
@@ -41,6 +41,19 @@ enum Main {
         let message = Pinkeeper.message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? "invalid arguments"
         StandardError.write("pinkeeper: usage: \(message) (see pinkeeper validate --help)\n")
         Pinkeeper.exit(withError: ExitCode(64))
+    }
+
+    /// `validate --expected-common-name=` (an empty value after `=`) as every reader reads it:
+    /// ArgumentParser takes `--option=` for an option without its value, so the two are split.
+    private static func readerArguments() -> [String] {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard arguments.first == Validate.configuration.commandName else { return arguments }
+        let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+        return arguments[..<end].flatMap { argument -> [String] in
+            guard argument.hasPrefix("--"), argument.hasSuffix("="), argument.firstIndex(of: "=") == argument.index(before: argument.endIndex)
+            else { return [argument] }
+            return [String(argument.dropLast()), ""]
+        } + arguments[end...]
     }
 
     /// The timer thread every async command may sleep on; without it, one line and EX_OSERR (71).

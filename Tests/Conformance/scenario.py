@@ -45,8 +45,11 @@ class Scenario:
 
 
 def certificate(common_name: str | None, now: int) -> bytes:
-    """A self-signed certificate (DER) named common_name (no subject without one), valid around now."""
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)] if common_name is not None else [])
+    """A self-signed certificate (DER) named common_name, valid around now. Without a common name its
+    subject is an organisation only: still no CN, but not the empty name Java's parser refuses."""
+    attribute = (x509.NameAttribute(NameOID.COMMON_NAME, common_name) if common_name is not None
+                 else x509.NameAttribute(NameOID.ORGANIZATION_NAME, "pinkeeper conformance chain"))
+    subject = x509.Name([attribute])
     moment = datetime.datetime.fromtimestamp(now, datetime.timezone.utc)
     built = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(_KEY.public_key())
              .serial_number(x509.random_serial_number()).not_valid_before(moment - datetime.timedelta(days=30))

@@ -10,11 +10,14 @@ one file differently. This compares, member by member (as a path such as `finger
   parse each object (the Swift decoder's `switch` over `Key`, the readers' typed accessors such as
   Go's `stringMember(entry, "name", ...)`), the type given by the accessor, or for an accessor
   that only fetches (`optionalMember`), by the check that follows it;
-- Tests/Conformance/cases.json: every member a case's cache file uses.
+- Tests/Conformance/cases.json: every member a case's cache file uses (`cache`, `previous_cache`,
+  and `cache_text` or `cache_base64` when they are JSON);
+- the names the Swift encoder writes (Sources/PinKeeper/CacheFile.swift), by name only.
 
 It fails, naming the file and the member, when a reader or the schema knows a member another does
-not, when their types differ, or when no case of the table uses a member the schema defines.
-Standard library only.
+not, when their types differ, when a second list of a reader's (Python's column-by-column fast
+path) names other members than its checks, or when no case of the table uses a member the schema
+defines. A member the table uses only with a wrong type is printed as a note. Standard library only.
 
     scripts/check-cache-fields.py [--root DIR] [--verbose]
     scripts/check-cache-fields.py --self-test   (plants disagreements in a scratch copy; each must fail)

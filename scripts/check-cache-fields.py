@@ -360,9 +360,25 @@ def reader_members(root, name, spec, problems):
         for member, kind in re.findall(item, match.group(1)):
             known.add(joined(location, member), TYPE_WORDS.get(kind, kind), file, line, problems)
     resolve_untyped(root, spec, known, untyped, problems)
+    stray_reads(root, spec, problems)
     for file, pattern, location in spec.get("name_lists", []):
         compare_names(root, known, file, pattern, location, problems)
     return known
+
+
+def stray_reads(root, spec, problems):
+    """A member read outside the functions listed in READERS would escape the comparison."""
+    covered = defaultdict(list)
+    for file, header, _ in spec["scopes"]:
+        found = function_body(read(root, file), header)
+        if found is not None:
+            covered[file].append(range(found[0], found[0] + len(found[1])))
+    for file, ranges in covered.items():
+        text = read(root, file)
+        for match in re.finditer(spec["call"], text):
+            if match.group(1) in spec["accessors"] and not any(match.start() in scope for scope in ranges):
+                problems.add(f"{file}:{line_of(text, match.start())}", f"{match.group(1)}(..., {match.group(3)}) "
+                             "reads a member outside the functions READERS lists: add the function there")
 
 
 def compare_names(root, known, file, pattern, location, problems):
@@ -487,6 +503,9 @@ PLANTS = [
     ("a member gone from a reader's second list", "readers/python/src/pinkeeper/pins.py",
      '"expires", "depth", "signature", "key"))', '"expires", "depth", "key"))',
      ["readers/python/src/pinkeeper/pins.py", "python checks fingerprints[].signature but this list"]),
+    ("a member read outside the functions listed", "readers/node/lib/pin-list.js",
+     "function parsePinList(data) {", "function parsePinList(data) {\n  optionalString(data, 'planted', 'planted');",
+     ["readers/node/lib/pin-list.js", "optionalString(..., planted) reads a member outside"]),
     ("a member the encoder writes and nobody reads", ENCODER,
      '\\"nextUpdate\\": \\(metadata.nextUpdate)', '\\"planted\\": \\(metadata.nextUpdate)',
      [ENCODER + ": the encoder writes planted", "never writes nextUpdate"]),

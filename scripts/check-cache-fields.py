@@ -132,14 +132,10 @@ READERS = {
 
 
 class Problems(list):
+    """Each problem as `file[:line]: what is wrong`."""
+
     def add(self, path, message):
         self.append(f"{path}: {message}")
-
-
-def line_of(text, offset):
-    return text.count("\n", 0, offset) + 1
-
-
 
 
 class Known:
@@ -175,7 +171,8 @@ def function_body(text, header):
     length = len(lines[0])
     for line in lines[1:]:
         length += len(line)
-        if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
+        # A brace alone on a line opens the body of a header written over several lines.
+        if line.strip() not in ("", "{") and len(line) - len(line.lstrip(" \t")) <= indent:
             break
     return start, text[start:start + length]
 
@@ -285,6 +282,10 @@ def swift_members(root, problems):
             problems.add(SWIFT, f"no function matching {header!r}: update SWIFT_SCOPES in this script")
             continue
         offset, body = found
+        for match in re.finditer(r"^\s*case \.(\w+)\b.*$", body, re.M):
+            if match.group(1) != "other" and not SWIFT_CASE.search(match.group(0)):
+                problems.add(f"{SWIFT}:{line_of(text, offset + match.start())}",
+                             f"case .{match.group(1)} is not written as this script reads: update SWIFT_CASE")
         for match in SWIFT_CASE.finditer(body):
             case, reader = match.groups()
             line = line_of(text, offset + match.start())
@@ -493,6 +494,10 @@ PLANTS = [
     ("a member the Swift decoder forgets", SWIFT,
      "                case .signature: try member(", "                case .other: try member(",
      [SWIFT, "swift does not know fingerprints[].signature"]),
+    ("a member the Swift decoder reads in a form the script does not", SWIFT,
+     "case .depth: try member(&depth, in: 3) { (d) throws(PinListError) in try d.integer(depth: 3) }",
+     "case .depth:\n                    try member(&depth, in: 3) { (d) throws(PinListError) in try d.integer(depth: 3) }",
+     [SWIFT, "case .depth is not written as this script reads"]),
     ("a member gone from a reader's table", "readers/python/src/pinkeeper/cache.py",
      '("updated", int), ', "", ["readers/python/src/pinkeeper/cache.py", "python does not know pinkeeper.updated"]),
     ("an optional member read by no reader and in no case", SCHEMA,

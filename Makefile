@@ -31,12 +31,16 @@ release: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FLAGS)
 
 # No Foundation import in Sources/ (static binary size and memory), no upward use between the
-# daemon's folders (docs/architecture.md), swift format's lint, unit and integration tests
-# (Swift Testing), then the systemd unit, man page and alert rule checks, and the Kubernetes
+# daemon's folders (docs/architecture.md), the cache file's members alike in the schema, the
+# conformance table, the Swift encoder and decoder and every reader (docs/cache-format.md,
+# "Changing the format"; --self-test plants disagreements that must fail), swift format's lint,
+# unit and integration tests (Swift Testing), then the systemd unit, man page and alert rule checks, and the Kubernetes
 # manifests against the API schemas (k8s-check).
 test: deps
 	scripts/check-no-foundation.sh
 	scripts/check-layers.py
+	scripts/check-cache-fields.py
+	scripts/check-cache-fields.py --self-test
 	$(MAKE) --no-print-directory lint
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)

@@ -7,7 +7,9 @@ import PinKeeper
 public enum ConfigLoader {
     public static let defaultPath = "/etc/pinkeeper/pinkeeper.toml"
     /// The daemon-wide keys, which only the main file may set, above its first table.
-    static let topLevelKeys = ["cache_directory", "state_directory", "metrics_file", "concurrency", "log_format", "watch_configuration"]
+    static let topLevelKeys = [
+        "cache_directory", "state_directory", "metrics_file", "concurrency", "log_format", "watch_configuration", "user",
+    ]
     /// The keys of `[defaults]`, which every store may set too.
     static let defaultsKeys = PolicyKeys.all + ProbeKeys.all
 
@@ -46,6 +48,7 @@ public enum ConfigLoader {
             concurrency: try concurrency(main, file: path),
             logFormat: try logFormat(main, file: path),
             watchConfiguration: try flag(main, "watch_configuration", file: path) ?? false,
+            user: try UserKey.read(main, file: path),
             stores: stores.values.sorted { $0.id < $1.id },
             sources: sources)
         try FileClaims.check(configuration, mainFile: path)

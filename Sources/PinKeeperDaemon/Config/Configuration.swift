@@ -11,6 +11,8 @@ public struct Configuration: Sendable {
     public var logFormat = LogFormat.logfmt
     /// `run` reloads by itself when the configuration files change (`ConfigWatcher`).
     public var watchConfiguration = false
+    /// `user`: whom to work as when started as root (nil: the owner of the cache directory).
+    public var user: ConfiguredUser? = nil
     /// Stores in id order.
     public var stores: [StoreConfig]
     /// The files this configuration was read from, for messages.

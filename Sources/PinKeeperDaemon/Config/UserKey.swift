@@ -41,16 +41,20 @@ public struct ConfiguredUser: Sendable, Equatable {
 
 enum UserKey {
     /// The largest uid: (uid_t)-1 means "no change" to setuid and chown.
-    static let uidRange: ClosedRange<Int> = 0...4_294_967_294
+    static let largestUID: UInt64 = 4_294_967_294
 
+    /// A name, or a uid written as a string (`"4242"`): a TOML integer stays reserved for the
+    /// bounded numbers of `NumericKeys`, and useradd refuses names made only of digits.
     static func read(_ table: TOMLTable, file: String) throws(ConfigError) -> ConfiguredUser? {
         guard let value = table["user"] else { return nil }
-        let usage = "must be a user name from the user database, such as \"pinkeeper\", or a numeric uid (\"root\" keeps working as root)"
-        if let number = value.int {
-            guard uidRange.contains(number) else { throw ConfigError(file: file, key: "user", "must be a uid from 0 to \(uidRange.upperBound)") }
+        let usage = "must be a user name from the user database, such as \"pinkeeper\", or a numeric uid such as \"4242\" (\"root\" keeps root)"
+        guard let name = value.string, !name.isEmpty, !name.contains("\0") else { throw ConfigError(file: file, key: "user", usage) }
+        if name.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) {
+            guard let number = UInt64(name), number <= largestUID else {
+                throw ConfigError(file: file, key: "user", "a numeric uid must be from 0 to \(largestUID)")
+            }
             return ConfiguredUser.lookUp(uid: uid_t(number))
         }
-        guard let name = value.string, !name.isEmpty, !name.contains("\0") else { throw ConfigError(file: file, key: "user", usage) }
         guard let user = ConfiguredUser.lookUp(name: name) else {
             throw ConfigError(file: file, key: "user", "no user named '\(name)' in the user database: create it, or give its numeric uid")
         }

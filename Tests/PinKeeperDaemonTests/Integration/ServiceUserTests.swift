@@ -182,10 +182,10 @@ final class ServiceUserTests {
         #expect(hookIdentity()?.first == "0", "the root-owned hook in root-owned directories did not run as root: \(asRoot.stderr)")
     }
 
-    @Test("a configured user (a numeric uid) takes over the root's, empty cache directory")
+    @Test("a configured user (a numeric uid, as a string) takes over the root's, empty cache directory")
     func configuredUser() throws {
         chown(cache, 0, 0)
-        let config = try writeConfig(user: "\(Self.uid)")
+        let config = try writeConfig(user: "\"\(Self.uid)\"")
         #expect(pinkeeper(["check-config", "--config", config]).status == 0)
         let result = pinkeeper(["update", "--config", config])
         #expect(result.status == 0, "\(result.stderr)")
@@ -197,14 +197,15 @@ final class ServiceUserTests {
     func checkConfig() throws {
         for (value, problem) in [
             ("\"no-such-user-pk\"", "no user named 'no-such-user-pk' in the user database"), ("\"\"", "must be a user name"),
-            ("-1", "must be a uid from 0 to 4294967294"), ("true", "must be a user name"),
+            ("\"4294967295\"", "a numeric uid must be from 0 to 4294967294"), ("4242", "must be a user name"),
+            ("true", "must be a user name"),
         ] {
             let config = try writeConfig(user: value)
             let result = pinkeeper(["check-config", "--config", config])
             #expect(result.status == 78, "\(value)")
             #expect(result.stderr.contains("key 'user': \(problem)"), "\(value): \(result.stderr)")
         }
-        for value in ["\"root\"", "0", "\"nobody\""] {
+        for value in ["\"root\"", "\"0\"", "\"nobody\"", "\"4242\""] {
             let config = try writeConfig(user: value)
             #expect(pinkeeper(["check-config", "--config", config]).status == 0, "\(value)")
         }

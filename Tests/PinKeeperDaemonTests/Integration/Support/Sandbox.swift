@@ -77,6 +77,8 @@ extension Sandbox {
     /// What `writeConfig` sets as `user` by default: tests run as root keep working as root in
     /// the sandbox's root-owned directories (ServiceUserTests switch to a service user).
     static let defaultUser: String? = geteuid() == 0 ? "root" : nil
+    /// The `user` line of `defaultUser`, for tests that write their own main file.
+    static let userLine = defaultUser.map { "user = \"\($0)\"\n" } ?? ""
 
     /// Writes `pinkeeper.toml` for stores on the fixture server; returns its path. `extra` holds
     /// top-level keys; `storeExtra` lines go into every store's table.

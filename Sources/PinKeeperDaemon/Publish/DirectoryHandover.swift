@@ -33,7 +33,7 @@ enum DirectoryHandover {
         switch info.st_uid {
         case user.uid:
             // The service user's already: only files an earlier run as root made in it change hands.
-            giveRootsFiles(in: fd, to: user, checkingLinks: true)
+            giveRootsFiles(in: fd, to: user)
         case 0:
             guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
                 throw ServiceUser.Problem("the \(role) \(path) is root's and writable by others, so it is not handed to \(user.described): chmod go-w it")
@@ -44,7 +44,7 @@ enum DirectoryHandover {
                         + "\(user.described): if the directory is pinkeeper's, chown it and its files to that user yourself")
             }
             // Only root could write in it: no entry can change between the listing and the chown.
-            giveRootsFiles(in: fd, to: user, checkingLinks: false)
+            giveRootsFiles(in: fd, to: user)
             guard fchown(fd, user.uid, user.gid) == 0 else {
                 throw ServiceUser.Problem("the \(role) \(path) cannot be given to \(user.described): \(String(cString: strerror(errno)))")
             }
@@ -53,18 +53,18 @@ enum DirectoryHandover {
         }
     }
 
-    /// Gives `user` the root's regular files with pinkeeper's names in the directory `fd`. In a
-    /// directory the service user could write, each is examined through a descriptor of its own
-    /// and skipped unless it has exactly one link: a hard link planted to a root's file elsewhere
-    /// (/etc/shadow) has two, and the descriptor cannot be swapped for another file.
-    private static func giveRootsFiles(in fd: Int32, to user: ConfiguredUser, checkingLinks: Bool) {
+    /// Gives `user` the root's regular files with pinkeeper's names in the directory `fd`. Each
+    /// is examined through a descriptor of its own, which cannot be swapped for another file, and
+    /// skipped unless it has exactly one link: a hard link planted to a root's file elsewhere
+    /// (/etc/shadow) in a directory the service user can write has two.
+    private static func giveRootsFiles(in fd: Int32, to user: ConfiguredUser) {
         for name in entries(of: fd) where PinkeeperFileName.isOwn(name) {
             let file = openat(fd, name, openPathOnly | O_NOFOLLOW | O_CLOEXEC)
             guard file >= 0 else { continue }
             defer { close(file) }
             var info = stat()
             guard fstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == 0 else { continue }
-            if checkingLinks && info.st_nlink != 1 { continue }
+            guard info.st_nlink == 1 else { continue }
             _ = fchownat(file, "", user.uid, user.gid, emptyPath)
         }
     }

@@ -41,7 +41,7 @@ prefix=pinkeeper-test        # every container and volume this test makes
 daemon=$prefix-daemon        # the image as it runs, under tini
 control=$prefix-no-tini      # the same without tini, and with a store that stays empty
 anyuid=$prefix-uid4242       # an arbitrary UID
-uid=10001                    # the image's user (packaging/container/pinkeeper.sysusers)
+uid=60917                    # the image's user (packaging/container/pinkeeper.sysusers)
 
 die() { echo "container-test: $*" >&2; exit 2; }
 step() { printf '\n== %s  (%d s)\n' "$*" "$((SECONDS - t_start))"; }
@@ -167,7 +167,7 @@ podman run -d --name "$control" "${hardened[@]}" --entrypoint /usr/bin/pinkeeper
     -v "$control_config:/etc/pinkeeper:ro" -v "$hook:/usr/local/bin/orphan-hook:ro" \
     "$image" run >"$logs/run-control.log" 2>&1 || die "podman run (control) failed: $(one_line <"$logs/run-control.log")"
 # An arbitrary UID needs the volumes chowned to it first. podman 4.3's `:U` does not do it on a
-# new named volume (it then gives the volume the owner of the image's directory, 10001, after
+# new named volume (it then gives the volume the owner of the image's directory, 60917, after
 # chowning it), so a one-off init step does, as the Kubernetes manifests' initContainer: root,
 # but with only CAP_CHOWN and CAP_FOWNER.
 podman run --rm --network=none --read-only --cap-drop=all --cap-add=CHOWN,FOWNER --health-cmd=none \

@@ -46,9 +46,11 @@ struct Import: AsyncParsableCommand {
             StandardError.write("pinkeeper: store '\(store)': \(error); nothing was imported\n")
             throw ExitCode(1)
         }
+        // The file is read first, as root may read it; nothing is written before the switch.
+        try global.workAsServiceUser(configuration, failureStatus: 1)
         try global.prepareDirectories(configuration, failureStatus: 1)
         let logger = global.makeLogger(configuration)
-        let hooks = ChangeHooks(logger: logger)  // an import that changes the pins runs on_change like an update
+        let hooks = ChangeHooks(logger: logger, configurationFiles: configuration.sources)  // an import that changes the pins runs on_change like an update
         let report = await makeUpdater(configuration, logger: logger, hooks: hooks).importList(config, path: file, body: body)
         let line = OneShotUpdate.Line(report)
         print(line.text())

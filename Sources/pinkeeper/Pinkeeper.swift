@@ -48,6 +48,18 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// Started as root: works as the service user from here on, before anything is fetched,
+    /// written or run (`ServiceUser`), or exits with `status` after one line saying what to do.
+    /// A dry run writes nothing, so it hands no directory over.
+    func workAsServiceUser(_ configuration: Configuration, handingOver: Bool = true, failureStatus status: Int32) throws {
+        do {
+            try ServiceUser.workAsServiceUser(configuration, configPath: configPath, handingOver: handingOver)
+        } catch {
+            StandardError.write("pinkeeper: \(error)\n")
+            throw ExitCode(status)
+        }
+    }
+
     /// The logger of a command, set up once per process: native journal entries when stderr is
     /// the journal; otherwise lines in `--log-format`, else the configuration's `log_format`.
     func makeLogger(_ configuration: Configuration) -> Logger {

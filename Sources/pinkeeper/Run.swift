@@ -20,6 +20,7 @@ struct Run: AsyncParsableCommand {
         let lastRead = Mutex(ConfigSnapshot.take(configPath: global.configPath))
         let configuration = try global.loadConfiguration()
         // EX_CANTCREAT: systemd restarts the service (only 78 stops it), which may find the directory fixed.
+        try global.workAsServiceUser(configuration, failureStatus: 73)
         try global.prepareDirectories(configuration, failureStatus: 73)
         let logger = global.makeLogger(configuration)
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
@@ -38,7 +39,7 @@ struct Run: AsyncParsableCommand {
         }
         let path = global.configPath
         // One for the daemon's lifetime: a reload must not lose track of a store's running hook.
-        let hooks = ChangeHooks(logger: logger)
+        let hooks = ChangeHooks(logger: logger, configurationFiles: configuration.sources)
         var daemon = Daemon(
             configuration: configuration,
             reload: {
@@ -58,6 +59,7 @@ struct Run: AsyncParsableCommand {
         let options = global
         daemon.applied = { configuration in
             options.apply(configuration)
+            hooks.use(configurationFiles: configuration.sources)
             configWatcher.set(enabled: configuration.watchConfiguration, readFrom: lastRead.withLock { $0 })
         }
         await daemon.run(triggers: triggers)

@@ -30,10 +30,11 @@ struct Update: AsyncParsableCommand {
             StandardError.write("pinkeeper: no store '\(id)' in \(global.configPath)\n")
             throw ExitCode(64)
         }
+        try global.workAsServiceUser(configuration, handingOver: !dryRun, failureStatus: 1)
         if dryRun { return try await preview(configuration) }
         try global.prepareDirectories(configuration, failureStatus: 1)
         let logger = global.makeLogger(configuration)
-        let hooks = ChangeHooks(logger: logger)
+        let hooks = ChangeHooks(logger: logger, configurationFiles: configuration.sources)
         let lines = await OneShotUpdate.run(
             configuration: configuration, storeIDs: stores, force: force,
             updater: makeUpdater(configuration, logger: logger, hooks: hooks))

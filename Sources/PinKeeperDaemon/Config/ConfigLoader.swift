@@ -7,7 +7,10 @@ import PinKeeper
 public enum ConfigLoader {
     public static let defaultPath = "/etc/pinkeeper/pinkeeper.toml"
     /// The daemon-wide keys, which only the main file may set, above its first table.
-    static let topLevelKeys = ["cache_directory", "state_directory", "metrics_file", "concurrency", "log_format", "watch_configuration", "envoy_sds_directory"]
+    static let topLevelKeys = [
+        "cache_directory", "state_directory", "metrics_file", "concurrency", "log_format", "watch_configuration", "user",
+        "envoy_sds_directory",
+    ]
     /// The keys of `[defaults]`, which every store may set too.
     static let defaultsKeys = PolicyKeys.all + ProbeKeys.all
 
@@ -47,6 +50,7 @@ public enum ConfigLoader {
             logFormat: try logFormat(main, file: path),
             watchConfiguration: try flag(main, "watch_configuration", file: path) ?? false,
             envoySDSDirectory: try absolutePath(main, "envoy_sds_directory", file: path),
+            user: try UserKey.read(main, file: path),
             stores: stores.values.sorted { $0.id < $1.id },
             sources: sources)
         try FileClaims.check(configuration, mainFile: path)

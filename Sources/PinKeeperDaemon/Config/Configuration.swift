@@ -13,6 +13,8 @@ public struct Configuration: Sendable {
     public var watchConfiguration = false
     /// `envoy_sds_directory`: where each store's pins are written as Envoy SDS secrets (nil: nowhere).
     public var envoySDSDirectory: String?
+    /// `user`: whom to work as when started as root (nil: the owner of the cache directory).
+    public var user: ConfiguredUser? = nil
     /// Stores in id order.
     public var stores: [StoreConfig]
     /// The files this configuration was read from, for messages.

@@ -19,6 +19,8 @@ public final class ChangeHooks: Sendable {
         var argv: [String]
         var timeout: Duration
         var environment: [String]
+        /// The configuration files that named the hook: as root, nobody else may change them either.
+        var configurationFiles: [String]
     }
     private struct State {
         var running: Set<String> = []
@@ -26,8 +28,10 @@ public final class ChangeHooks: Sendable {
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         /// The daemon is stopping: running hooks are ended now, owed runs dropped, none started.
         var stopping = false
+        /// The files of the configuration in force (a reload may add or remove drop-ins).
+        var configurationFiles: [String]
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let logger: Logger
     private let grace: Duration
     private let environment: [String: String]
@@ -37,12 +41,18 @@ public final class ChangeHooks: Sendable {
     public init(
         logger: Logger, killGrace: Duration = ChangeHooks.killGrace,
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        checksOwnership: Bool? = nil
+        checksOwnership: Bool? = nil, configurationFiles: [String] = []
     ) {
+        self.state = Mutex(State(configurationFiles: configurationFiles))
         self.logger = logger
         self.grace = killGrace
         self.environment = environment
         self.checksOwnership = checksOwnership ?? HookTrust.runningAsRoot
+    }
+
+    /// After a reload: the files the configuration now in force was read from.
+    public func use(configurationFiles: [String]) {
+        state.withLock { $0.configurationFiles = configurationFiles }
     }
 
     /// Called after `store`'s pins changed and were published; returns at once.
@@ -52,7 +62,8 @@ public final class ChangeHooks: Sendable {
             store: store.id, argv: argv, timeout: .seconds(store.policy.hookTimeout),
             environment: HookEnvironment.make(
                 store: store.id, cacheFile: cacheFile, pins: pins,
-                from: environment))
+                from: environment),
+            configurationFiles: state.withLock { $0.configurationFiles })
         let start = state.withLock { state in
             guard !state.stopping else { return false }
             guard state.running.insert(store.id).inserted else {
@@ -96,7 +107,7 @@ public final class ChangeHooks: Sendable {
         var request = first
         while true {
             // Checked before every run: the file may have changed since the configuration was read.
-            if checksOwnership, let problem = HookTrust.problem(argv: request.argv) {
+            if checksOwnership, let problem = HookTrust.problem(argv: request.argv, configurationFiles: request.configurationFiles) {
                 refuse(request, because: problem)
             } else {
                 let outcome = HookProcess.run(
@@ -121,7 +132,7 @@ public final class ChangeHooks: Sendable {
     /// The pins were published all the same; only the hook is skipped.
     private func refuse(_ request: Request, because problem: String) {
         logger.warning(
-            "change hook not run: as root, pinkeeper runs only a hook that nobody else can change",
+            "change hook not run: as root, pinkeeper runs only a hook whose every file only root can change",
             metadata: [
                 "event": "\(LogEventID.hookFailed.rawValue)", "store": "\(request.store)", "hook": "\(request.argv[0])",
                 "reason": "\(problem)",

@@ -1,16 +1,18 @@
 import Glibc
 
-/// Run as root (`sudo pinkeeper update` or `import`, outside the unit's sandbox), a change hook
-/// is a way to root for anyone who can change the program it runs. So, as OpenSSH's
-/// StrictModes does for key files, root runs a hook only when nobody else can change what
-/// `posix_spawn` would execute: the path is resolved as the kernel resolves it (the configured
-/// path is absolute, no PATH search), and
+/// Run as root (a configuration that asks for `user = "root"`), a change hook is a way to root
+/// for anyone who can change what it runs. So, as OpenSSH's StrictModes does for key files, root
+/// runs a hook only when nobody else can change any file that decides what runs (the command
+/// line's rules: `HookCommandLine`). Each path is resolved as the kernel resolves it, and
 /// - every directory passed through, `/` included and those reached through symlinks, is owned
-///   by root and not writable by its group or others, unless it is sticky (`/tmp`);
+///   by root and not writable by its group or others, unless it is sticky (`/tmp`): there only
+///   an entry's owner can replace it, and the entry's owner is checked next;
 /// - every symlink followed is owned by root (in a sticky directory its owner could replace it);
-/// - the program is a regular file owned by root and not writable by its group or others;
-/// - a script's `#!` interpreter passes the same check (it runs as root too), to the kernel's
-///   depth of nested interpreters.
+/// - the file is owned by root and not writable by its group or others;
+/// - a program's `#!` interpreter passes the same check (it runs as root too), to the kernel's
+///   depth of nested interpreters;
+/// - a path that does not exist yet is judged by the directory where it would appear: owned by
+///   root and writable by nobody else, sticky or not (in `/tmp` anyone may create it).
 /// Since everything on the way is root's, the check cannot be raced: nobody else can swap a
 /// part between the check and the spawn.
 enum HookTrust {
@@ -20,30 +22,32 @@ enum HookTrust {
     static let symlinkLimit = 40
     static let interpreterLimit = 4
 
-    /// Why root must not run the hook `argv`, or nil when only root can change what it runs: the
-    /// program, and every argument naming an existing file (`/bin/sh /srv/app/hook.sh` runs the
-    /// script as root just the same). `env` is refused: it finds its program through PATH,
-    /// whose directories (`/usr/local/bin`, group `staff`) root does not vouch for here.
-    static func problem(argv: [String]) -> String? {
-        guard let program = argv.first else { return "the hook names no program" }
-        if let problem = problem(program) { return problem }
-        if looksUpPath(program) { return "\(program) finds its program through PATH: name the program's absolute path" }
-        for argument in argv.dropFirst() where argument.hasPrefix("/") && access(argument, F_OK) == 0 {
-            if let problem = problem(argument) { return "its argument \(argument): \(problem)" }
-        }
-        return nil
+    /// What a path is to the hook, which decides what it must be.
+    enum Role {
+        /// Executed: a regular file, and a script's interpreter too.
+        case program
+        /// A configuration file that names the hook: a regular file.
+        case configuration
+        /// Named by an argument: the program may read, run or create it. A regular file, a
+        /// directory nobody else can add to, or one of the kernel's memory devices (`/dev/null`).
+        case argument
     }
 
-    /// `env` runs a program it looks up in PATH (`env NAME=value` and options aside).
-    private static func looksUpPath(_ program: String) -> Bool {
-        program.unicodeScalars.split(separator: "/").last.map { String(String.UnicodeScalarView($0)) } == "env"
+    /// Why root must not run the hook `argv` named in `configurationFiles`, or nil when nobody
+    /// but root decides what it runs (`HookCommandLine`).
+    static func problem(argv: [String], configurationFiles: [String] = []) -> String? {
+        HookCommandLine.problem(argv: argv, configurationFiles: configurationFiles)
     }
 
-    /// Why root must not run `program`, or nil when only root can change it.
+    /// Why root must not run the program `program`, or nil when only root can change it.
     static func problem(_ program: String, interpreters: Int = 0) -> String? {
-        guard program.hasPrefix("/") else { return "\(program) is not an absolute path" }
+        problem(program, role: .program, interpreters: interpreters)
+    }
+
+    static func problem(_ path: String, role: Role, interpreters: Int = 0) -> String? {
+        guard path.hasPrefix("/") else { return "\(path) is not an absolute path" }
         if let problem = directoryProblem("/") { return problem }
-        var pending = parts(program)
+        var pending = parts(path)
         var current = ""  // the resolved path so far, "" for "/"
         var links = 0
         while !pending.isEmpty {
@@ -54,27 +58,60 @@ enum HookTrust {
                 current = String(scalars[..<(scalars.lastIndex(of: "/") ?? scalars.startIndex)])
                 continue
             }
-            let path = current + "/" + name
+            let next = current + "/" + name
             var info = stat()
-            guard lstat(path, &info) == 0 else { return "\(path) cannot be examined: \(String(cString: strerror(errno)))" }
+            guard lstat(next, &info) == 0 else {
+                let code = errno
+                guard role == .argument, code == ENOENT else { return "\(next) cannot be examined: \(String(cString: strerror(code)))" }
+                return missingProblem(in: current.isEmpty ? "/" : current)
+            }
             switch info.st_mode & S_IFMT {
             case S_IFLNK:
                 links += 1
-                guard links <= symlinkLimit else { return "\(program) leads through more than \(symlinkLimit) symlinks" }
-                guard info.st_uid == 0 else { return "the symlink \(path) is owned by uid \(info.st_uid), not root" }
-                guard let target = readLink(path) else { return "the symlink \(path) cannot be read" }
+                guard links <= symlinkLimit else { return "\(path) leads through more than \(symlinkLimit) symlinks" }
+                guard info.st_uid == 0 else { return "the symlink \(next) is owned by uid \(info.st_uid), not root" }
+                guard let target = readLink(next) else { return "the symlink \(next) cannot be read" }
                 if target.hasPrefix("/") { current = "" }
                 pending = parts(target) + pending
             case S_IFDIR:
-                if let problem = directoryProblem(path, info) { return problem }
-                current = path
+                if let problem = directoryProblem(next, info) { return problem }
+                current = next
             default:
-                guard pending.allSatisfy({ $0 == "." }) else { return "\(path) is not a directory" }
-                if let problem = fileProblem(path, info) { return problem }
-                return interpreterProblem(of: path, depth: interpreters)
+                guard pending.allSatisfy({ $0 == "." }) else { return "\(next) is not a directory" }
+                return endProblem(next, info, role: role, interpreters: interpreters)
             }
         }
-        return "\(current.isEmpty ? "/" : current) is a directory, not a program"
+        let directory = current.isEmpty ? "/" : current
+        guard role == .argument else { return "\(directory) is a directory, not a \(role == .program ? "program" : "file")" }
+        // A program may run or read what anyone adds to a directory it is given, sticky or not.
+        return onlyRootWrites(directory).map { "the directory \(directory) is writable by \($0)" }
+    }
+
+    /// The file the path ends at, by what the hook does with it.
+    private static func endProblem(_ path: String, _ info: stat, role: Role, interpreters: Int) -> String? {
+        if role == .argument && info.st_mode & S_IFMT == S_IFCHR {
+            // /dev/null, /dev/zero, /dev/urandom…: what they read is the kernel's; a terminal is not.
+            guard info.st_uid == 0, major(info.st_rdev) == 1 else { return "\(path) is a device other than /dev/null and its kind" }
+            return nil
+        }
+        if let problem = fileProblem(path, info) { return problem }
+        return role == .program ? interpreterProblem(of: path, depth: interpreters) : nil
+    }
+
+    /// Nothing exists at the path yet: whoever may create entries where it would appear decides
+    /// what it will be (the directories above were checked on the way).
+    private static func missingProblem(in directory: String) -> String? {
+        var info = stat()
+        guard stat(directory, &info) == 0 else { return "\(directory) cannot be examined: \(String(cString: strerror(errno)))" }
+        let writers = onlyRootWrites(directory)
+        return writers.map { "it does not exist, and the directory \(directory) where it would appear is writable by \($0)" }
+    }
+
+    /// Who besides root may write `directory` (sticky or not), or nil when nobody.
+    private static func onlyRootWrites(_ directory: String) -> String? {
+        var info = stat()
+        guard stat(directory, &info) == 0 else { return "whoever can replace it (it cannot be examined)" }
+        return writers(info.st_mode)
     }
 
     private static func directoryProblem(_ path: String, _ known: stat? = nil) -> String? {
@@ -109,7 +146,7 @@ enum HookTrust {
         guard depth < interpreterLimit else { return "\(path) nests more than \(interpreterLimit) interpreters" }
         // The kernel would resolve a relative one against the hook's working directory.
         guard interpreter.hasPrefix("/") else { return "the interpreter \(interpreter) of \(path) is not an absolute path" }
-        if looksUpPath(interpreter) { return "\(path) is run by \(interpreter), which finds its program through PATH" }
+        if HookCommandLine.looksUpPath(interpreter) { return "\(path) is run by \(interpreter), which finds its program through PATH" }
         return problem(interpreter, interpreters: depth + 1).map { "\(path) is run by \(interpreter): \($0)" }
     }
 
@@ -138,5 +175,11 @@ enum HookTrust {
         let length = readlink(path, &buffer, buffer.count - 1)
         guard length > 0 else { return nil }
         return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The device's major number (glibc's `major()` is a macro Swift does not import).
+    private static func major(_ device: dev_t) -> UInt64 {
+        let value = UInt64(device)
+        return ((value >> 8) & 0xFFF) | ((value >> 32) & ~UInt64(0xFFF))
     }
 }

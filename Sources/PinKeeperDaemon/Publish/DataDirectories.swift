@@ -87,7 +87,7 @@ public enum DataDirectories {
     }
 
     /// `mkdir -p` with mode 0755 whatever the umask, for the directories it creates; nil on success.
-    private static func createWithParents(_ path: String) -> FileError? {
+    static func createWithParents(_ path: String) -> FileError? {
         var prefix = path.unicodeScalars.first == "/" ? "" : "."
         for component in components(of: path) {
             prefix += "/\(component)"

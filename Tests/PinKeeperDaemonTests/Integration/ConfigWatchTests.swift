@@ -18,7 +18,7 @@ struct ConfigWatchTests {
     }
 
     func main(watch: Bool) -> String {
-        "cache_directory = \"\(sandbox.cache.path)\"\nstate_directory = \"\(sandbox.state.path)\"\nwatch_configuration = \(watch)\n"
+        "cache_directory = \"\(sandbox.cache.path)\"\nstate_directory = \"\(sandbox.state.path)\"\nwatch_configuration = \(watch)\n" + Sandbox.userLine
     }
 
     func store(_ id: String) -> String { sandbox.storeTable((id, server.url(id), "challenge")) }

@@ -49,6 +49,7 @@ struct KeyRemovalTests {
         let text = """
             cache_directory = "\(sandbox.cache.path)"
             state_directory = "\(sandbox.state.path)"
+            \(Sandbox.userLine)
             [stores.s]
             url = "\(server.url("s"))"
             public_key = [\(list)]

@@ -30,6 +30,7 @@ struct ProxyTests {
         let text = """
             cache_directory = "\(sandbox.cache.path)"
             state_directory = "\(sandbox.state.path)"
+            \(Sandbox.userLine)
             [defaults]
             \(defaults)
             [stores.a]

@@ -216,7 +216,7 @@ struct CacheContractTests {
     func examplesAgreeWithPinkeeper() async throws {
         let published = try await Published()
         let world = try ReaderWorld()
-        var config = "cache_directory = \"\(published.sandbox.cache.path)\"\nstate_directory = \"\(published.sandbox.state.path)\"\n"
+        var config = "cache_directory = \"\(published.sandbox.cache.path)\"\nstate_directory = \"\(published.sandbox.state.path)\"\n" + Sandbox.userLine
         for id in ["banking", "domains", "static", "tampered"] {
             config += "[stores.\(id)]\nurl = \"https://pins.example.com/\(id)\"\npublic_key = \"\(TestEnvironment.publicKey(1))\"\n"
         }

@@ -36,7 +36,7 @@ final class ReaderWorld: @unchecked Sendable {  // paths are immutable; files ar
     }
 
     func configure(_ stores: [Store], topLevel: String = "") throws {
-        var text = "cache_directory = \"\(cache.path)\"\nstate_directory = \"\(state.path)\"\n\(topLevel)\n"
+        var text = "cache_directory = \"\(cache.path)\"\nstate_directory = \"\(state.path)\"\n\(Sandbox.userLine)\(topLevel)\n"
         for store in stores {
             text += "\n[stores.\(store.id)]\nurl = \"\(store.url ?? "https://pins.example.com/\(store.id)")\"\n"
             text += "public_key = \"\(TestEnvironment.publicKey(1))\"\n\(store.extra)\n"

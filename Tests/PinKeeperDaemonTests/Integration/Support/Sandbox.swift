@@ -74,14 +74,22 @@ enum Lists {
 }
 
 extension Sandbox {
+    /// What `writeConfig` sets as `user` by default: tests run as root keep working as root in
+    /// the sandbox's root-owned directories (ServiceUserTests switch to a service user).
+    static let defaultUser: String? = geteuid() == 0 ? "root" : nil
+    /// The `user` line of `defaultUser`, for tests that write their own main file.
+    static let userLine = defaultUser.map { "user = \"\($0)\"\n" } ?? ""
+
     /// Writes `pinkeeper.toml` for stores on the fixture server; returns its path. `extra` holds
     /// top-level keys; `storeExtra` lines go into every store's table.
     @discardableResult
     func writeConfig(
         _ stores: [(id: String, url: String, mode: String)], extra: String = "", storeExtra: String = "",
-        cacheDirectory: String? = nil, stateDirectory: String? = nil
+        cacheDirectory: String? = nil, stateDirectory: String? = nil, user: String? = Sandbox.defaultUser
     ) throws -> String {
-        var text = "cache_directory = \"\(cacheDirectory ?? cache.path)\"\nstate_directory = \"\(stateDirectory ?? state.path)\"\n\(extra)\n"
+        var text = "cache_directory = \"\(cacheDirectory ?? cache.path)\"\nstate_directory = \"\(stateDirectory ?? state.path)\"\n"
+        if let user { text += "user = \"\(user)\"\n" }
+        text += "\(extra)\n"
         for store in stores { text += storeTable(store, extra: storeExtra) }
         let path = root.appendingPathComponent("pinkeeper.toml").path
         try text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)

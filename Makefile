@@ -35,6 +35,7 @@ release: deps
 test: deps
 	scripts/check-no-foundation.sh
 	scripts/check-layers.py
+	scripts/check-layers.py --self-test
 	$(MAKE) --no-print-directory lint
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)

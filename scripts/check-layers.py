@@ -67,6 +67,7 @@ class Index:
         self.globals = defaultdict(set)      # top-level func, let or var → folders
         self.added = defaultdict(set)        # (extended type, member) → folders adding it
         self.added_names = defaultdict(set)  # member added by an extension → folders
+        self.extended = set()                # types some extension adds a member to
         self.members = defaultdict(set)      # member declared in a type's own body → folders
         self.inits = defaultdict(list)       # type → (folder, parameters, added by an extension)
         self.outside = set()                 # names the reader library declares
@@ -81,6 +82,7 @@ class Index:
             (self.types if kind == "type" else self.globals)[name].add(folder)
         elif extension:
             self.added[(container, name)].add(folder)
+            self.extended.add(container)
             self.added_names[name].add(folder)
         else:
             self.members[name].add(folder)
@@ -120,14 +122,19 @@ class FileScan:
                 index = self._skip_attribute(index)
                 continue
             elif token.kind == "id" and token.text in MODIFIERS and not self._is_type_keyword(index):
-                modifiers.add(token.text)
+                if self._text(index + 1) == "(":  # `private(set)` narrows only the setter: the name stays visible
+                    index = self._matching(index + 1)
+                else:
+                    modifiers.add(token.text)
             elif token.kind == "id":
                 private = private_extension or bool(modifiers & {"private", "fileprivate"})
                 found = self._declaration(index, scope, container, private)
+                modifiers = set()
                 if found is not None:
                     index, pending = found
-                    modifiers = set()
                     continue
+            else:
+                modifiers = set()
             index += 1
 
     def _is_type_keyword(self, index):
@@ -314,7 +321,7 @@ class UseFinder:
         extended = scan.container.get(position) if base in {"self", "Self"} else base
         if name == "init" and scan._text(position + 1) == "(" and extended:
             self._initializer(position, extended)
-        elif extended and (extended in self.index.types or any(key[0] == extended for key in self.index.added)):
+        elif extended and (extended in self.index.types or extended in self.index.extended):
             self._judge(position, f"{extended}.{name}", self.index.added.get((extended, name), ()))
         elif name in self.index.added_names and not base[:1].isupper():
             owners = self.index.added_names[name] | self.index.members[name]
@@ -448,7 +455,8 @@ def main(arguments):
 
 
 # The self-test's declarations: a type in the lowest folder, and what a higher folder (Update) adds or declares.
-PLANTED_BELOW = ("Text/LayerSelfTestBase.swift", "struct LayerSelfTestBase {\n    init() {}\n}\n")
+PLANTED_BELOW = ("Text/LayerSelfTestBase.swift",
+                 "struct LayerSelfTestBase {\n    init() {}\n    var layerSelfTestShared: Int { 0 }\n}\n")
 PLANTED_ABOVE = ("Update/LayerSelfTestAbove.swift", """struct LayerSelfTestType {}
 func layerSelfTestFunction(_ value: Int) -> Int { value }
 let layerSelfTestGlobal = 1
@@ -457,6 +465,9 @@ extension LayerSelfTestBase {
     var layerSelfTestProperty: Int { 2 }
     static let layerSelfTestStatic = 3
     init(layerSelfTestLabel: Int) { self.init() }
+}
+extension Int {
+    static var layerSelfTestShared: Int { 1 }
 }
 """)
 # (what a file of Core, below Update, says; the symbol the checker must name, or None when it must pass)
@@ -475,6 +486,11 @@ PLANTED_USES = [
      "LayerSelfTestBase.layerSelfTestMethod"),
     ("extension LayerSelfTestBase {\n    func planted() -> Int { Self.layerSelfTestStatic }\n}",
      "LayerSelfTestBase.layerSelfTestStatic"),
+    ('let planted = #"n: \\#(layerSelfTestGlobal)"#', "layerSelfTestGlobal"),
+    ('let planted = """\n    a "quoted" \\(layerSelfTestGlobal)\n    """', "layerSelfTestGlobal"),
+    ("let planted = Int.layerSelfTestShared", "Int.layerSelfTestShared"),
+    # Also declared below (by LayerSelfTestBase): ambiguous, so not judged.
+    ("func planted(base: LayerSelfTestBase) -> Int { base.layerSelfTestShared }", None),
     ("// layerSelfTestFunction(1) LayerSelfTestType\n/* layerSelfTestGlobal /* nested */ .layerSelfTestMethod */", None),
     ('let planted = "layerSelfTestFunction(1) \\("LayerSelfTestType")"', None),
     ('let planted = #"layerSelfTestGlobal "quoted" \\(layerSelfTestGlobal)"#', None),
@@ -527,7 +543,8 @@ def self_test():
         plant(root, *PLANTED_ABOVE)
         for use, symbol in PLANTED_USES:
             plant(root, "Core/LayerSelfTestUse.swift", "// planted\n\n" + use + "\n")
-            line = 4 if use.startswith("extension") else 3  # the line after `// planted` and a blank one
+            # The use is on the last line naming a planted symbol, after `// planted` and a blank line.
+            line = 3 + max(number for number, text in enumerate(use.split("\n")) if "elfTest" in text)
             failure = expect(root, "Core", line, symbol, "Update")
             failures.append(failure and f"{use}: {failure}")
     failures = [failure for failure in failures if failure]

@@ -37,7 +37,6 @@ from swift_tokens import tokenize  # noqa: E402
 LAYERS = ["Text", "Core", "Runtime", "Logging", "Systemd", "Crypto", "Config", "TLS", "Fetch", "Publish",
           "Hooks", "Update", "Probe", "Status", "Daemon"]
 RANK = {folder: index for index, folder in enumerate(LAYERS)}
-LIBRARY = "Sources/PinKeeper"  # the reader library the daemon imports: its names may be what a `.name` means
 
 MODIFIERS = {"public", "internal", "private", "fileprivate", "package", "open", "final", "static", "class", "override",
              "mutating", "nonmutating", "nonisolated", "indirect", "convenience", "required", "lazy", "weak",
@@ -122,8 +121,8 @@ class FileScan:
                 index = self._skip_attribute(index)
                 continue
             elif token.kind == "id" and token.text in MODIFIERS and not self._is_type_keyword(index):
-                if self._text(index + 1) == "(":  # `private(set)` narrows only the setter: the name stays visible
-                    index = self._matching(index + 1)
+                if self.text_at(index + 1) == "(":  # `private(set)` narrows only the setter: the name stays visible
+                    index = self.matching(index + 1)
                 else:
                     modifiers.add(token.text)
             elif token.kind == "id":
@@ -140,19 +139,19 @@ class FileScan:
     def _is_type_keyword(self, index):
         if self.tokens[index].text != "class":
             return False
-        following = self._text(index + 1)
+        following = self.text_at(index + 1)
         return following not in MODIFIERS and following not in {"func", "var", "let", "subscript", "init"}
 
-    def _text(self, index):
+    def text_at(self, index):
         return self.tokens[index].text if 0 <= index < len(self.tokens) else ""
 
     def _skip_attribute(self, index):
         index += 2  # `@` and its name
-        if self._text(index) == "(":
-            index = self._matching(index) + 1
+        if self.text_at(index) == "(":
+            index = self.matching(index) + 1
         return index
 
-    def _matching(self, index):
+    def matching(self, index):
         """The index of the bracket that closes the one at `index`."""
         opening = self.tokens[index].text
         closing = {"(": ")", "[": "]", "<": ">", "{": "}"}[opening]
@@ -166,24 +165,24 @@ class FileScan:
 
     def _declaration(self, index, scope, container, private):
         """Records the declaration whose keyword is at `index`; returns (next index, scope of its braces) or None."""
-        keyword, name_index = self._text(index), index + 1
+        keyword, name_index = self.text_at(index), index + 1
         in_extension = scope == "ext"
         if keyword in TYPE_KEYWORDS or keyword == "typealias":
-            name = self._text(name_index)
+            name = self.text_at(name_index)
             self._add("type", name, name_index, container, in_extension, private)
             nested = name if container is None else container + "." + name
             return name_index + 1, ("type", nested, private)
         if keyword == "extension":
             end = name_index
-            while self._text(end + 1) == "." and self.tokens[end + 2].kind == "id":
+            while self.text_at(end + 1) == "." and self.tokens[end + 2].kind == "id":
                 end += 2
             extended = "".join(token.text for token in self.tokens[name_index:end + 1])
             return end + 1, ("ext", extended, private)
         if keyword == "func":
             if self.tokens[name_index].kind == "punct":  # an operator: `static func == (…)`
-                while self._text(name_index + 1) not in {"(", "<", ""}:
+                while self.text_at(name_index + 1) not in {"(", "<", ""}:
                     name_index += 1
-            self._add("func", self._text(name_index), name_index, container, in_extension, private)
+            self._add("func", self.text_at(name_index), name_index, container, in_extension, private)
             return self._parameters(name_index + 1)[0], None
         if keyword == "init":
             end, parameters = self._parameters(name_index)
@@ -192,7 +191,7 @@ class FileScan:
         if keyword in {"var", "let", "case"}:
             for name_index in self._bound_names(name_index, keyword):
                 kind = "case" if keyword == "case" else "var"
-                self._add(kind, self._text(name_index), name_index, container, in_extension, private)
+                self._add(kind, self.text_at(name_index), name_index, container, in_extension, private)
             return name_index + 1, None
         if keyword == "import":
             return name_index + 1, None
@@ -207,16 +206,16 @@ class FileScan:
 
     def _parameters(self, index):
         """Skips generic parameters; returns (index after the parameter clause, [(label, has default)])."""
-        if self._text(index) in {"?", "!"}:
+        if self.text_at(index) in {"?", "!"}:
             index += 1
-        if self._text(index) == "<":
-            index = self._matching(index) + 1
-        if self._text(index) != "(":
+        if self.text_at(index) == "<":
+            index = self.matching(index) + 1
+        if self.text_at(index) != "(":
             return index, []
-        close = self._matching(index)
+        close = self.matching(index)
         parameters, start, depth = [], index + 1, 0
         for position in range(index + 1, close + 1):
-            text, previous = self._text(position), self.tokens[position - 1]
+            text, previous = self.text_at(position), self.tokens[position - 1]
             if position == close or (depth == 0 and text == ","):
                 parameters.append(self._parameter(start, position))
                 start = position + 1
@@ -231,49 +230,49 @@ class FileScan:
         for position in (start, start + 1):
             if self.tokens[position].kind == "id":
                 self.declared.add(position)
-                self.locals.add(self._text(position))
+                self.locals.add(self.text_at(position))
         has_default = "=" in (token.text for token in self.tokens[start:end])
-        return self._text(start), has_default
+        return self.text_at(start), has_default
 
     def _bound_names(self, index, keyword):
         """The indices of the names a `let`, `var` or enum `case` binds (a tuple pattern, or a list after commas)."""
-        if self._text(index) == "(":
-            close = self._matching(index)
+        if self.text_at(index) == "(":
+            close = self.matching(index)
             return [position for position in range(index, close) if self.tokens[position].kind == "id"
-                    and self._text(position + 1) in {",", ")", ":"}]
+                    and self.text_at(position + 1) in {",", ")", ":"}]
         names = []
         while index < len(self.tokens) and self.tokens[index].kind == "id":
             names.append(index)
             if keyword != "case":
                 break
             index += 1
-            if self._text(index) == "(":
-                index = self._matching(index) + 1
-            if self._text(index) == "=":
+            if self.text_at(index) == "(":
+                index = self.matching(index) + 1
+            if self.text_at(index) == "=":
                 index += 2
-            if self._text(index) != ",":
+            if self.text_at(index) != ",":
                 break
             index += 1
         return names
 
     def _local(self, index):
         """A name a function body declares (let, var, func, for, catch, case let) shadows any outside one."""
-        if self._text(index) in {"let", "var", "func", "for"}:
+        if self.text_at(index) in {"let", "var", "func", "for"}:
             names = self._bound_names(index + 1, "let")
-            self.locals.update(self._text(position) for position in names)
+            self.locals.update(self.text_at(position) for position in names)
             self.declared.update(names)
-            if self._text(index) == "func":
+            if self.text_at(index) == "func":
                 self._parameters(index + 2)
 
     def _closure_parameters(self, index):
         """`{ a, b in` or `{ (a: T) in`: the names before `in` are the closure's own."""
         position = index + 1
         while position < len(self.tokens) and position < index + 24:
-            text = self._text(position)
+            text = self.text_at(position)
             if text == "in":
                 for name in range(index + 1, position):
-                    if self.tokens[name].kind == "id" and self._text(name + 1) in {",", "in", ":", ")"}:
-                        self.locals.add(self._text(name))
+                    if self.tokens[name].kind == "id" and self.text_at(name + 1) in {",", "in", ":", ")"}:
+                        self.locals.add(self.text_at(name))
                         self.declared.add(name)
                 return
             if text in {"{", "}", "=", "."}:
@@ -294,7 +293,7 @@ class UseFinder:
         for position, token in enumerate(tokens):
             if token.kind != "id" or position in self.scan.declared or token.text in KEYWORDS - {"init"}:
                 continue
-            if self.scan._text(position - 1) == ".":
+            if self.scan.text_at(position - 1) == ".":
                 self._member(position)
             else:
                 self._bare(position)
@@ -316,10 +315,10 @@ class UseFinder:
 
     def _member(self, position):
         """`X.name`, `self.name` or `something.name`."""
-        scan, name = self.scan, self.scan._text(position)
-        base = scan._text(position - 2) if scan.tokens[position - 2].kind == "id" and scan._text(position - 3) != "." else ""
+        scan, name = self.scan, self.scan.text_at(position)
+        base = scan.text_at(position - 2) if scan.tokens[position - 2].kind == "id" and scan.text_at(position - 3) != "." else ""
         extended = scan.container.get(position) if base in {"self", "Self"} else base
-        if name == "init" and scan._text(position + 1) == "(" and extended:
+        if name == "init" and scan.text_at(position + 1) == "(" and extended:
             self._initializer(position, extended)
         elif extended and (extended in self.index.types or extended in self.index.extended):
             self._judge(position, f"{extended}.{name}", self.index.added.get((extended, name), ()))
@@ -330,26 +329,26 @@ class UseFinder:
 
     def _bare(self, position):
         """A type, a free function or global, or inside X's body a member added to X."""
-        scan, name, index = self.scan, self.scan._text(position), self.index
+        scan, name, index = self.scan, self.scan.text_at(position), self.index
         if name in index.types:
             self._judge(position, name, index.types[name])
-            if scan._text(position + 1) == "(":
+            if scan.text_at(position + 1) == "(":
                 self._initializer(position, name)
             return
-        if scan._text(position + 1) == ":":
+        if scan.text_at(position + 1) == ":":
             return  # an argument label
         container = scan.container.get(position)
         if container and (container, name) in index.added:
             self._judge(position, f"{container}.{name}", index.added[(container, name)], name in scan.locals)
         elif name in index.globals:
             owners = index.globals[name] | index.members[name] | index.added_names[name]
-            suffix = "()" if scan._text(position + 1) == "(" else ""
+            suffix = "()" if scan.text_at(position + 1) == "(" else ""
             self._judge(position, name + suffix, owners, name in scan.locals)
 
     def _initializer(self, position, extended):
         """`X(label: …)` or `X.init(…)`: judged when only initializers that extensions add to X match the labels."""
         scan = self.scan
-        opening = position + 1 if scan._text(position + 1) == "(" else position + 2
+        opening = position + 1 if scan.text_at(position + 1) == "(" else position + 2
         labels, trailing_closure = call_labels(scan, opening)
         matching = [(folder, added) for folder, parameters, added in self.index.inits.get(extended, ())
                     if labels_match(labels, parameters, trailing_closure)]
@@ -361,18 +360,18 @@ class UseFinder:
 def call_labels(scan, opening):
     """The argument labels of the call whose `(` is at `opening` (`_` for an unlabelled one), and whether a closure
     follows it."""
-    close = scan._matching(opening)
+    close = scan.matching(opening)
     labels, depth, expecting = [], 0, True
     for position in range(opening + 1, close):
-        text = scan._text(position)
+        text = scan.text_at(position)
         if expecting and depth == 0:
-            labeled = scan.tokens[position].kind == "id" and scan._text(position + 1) == ":"
+            labeled = scan.tokens[position].kind == "id" and scan.text_at(position + 1) == ":"
             labels.append(text if labeled else "_")
             expecting = False
         depth += (text in "([{") - (text in ")]}")
         if depth == 0 and text == ",":
             expecting = True
-    return labels, scan._text(close + 1) == "{"
+    return labels, scan.text_at(close + 1) == "{"
 
 
 def labels_match(labels, parameters, trailing_closure):
@@ -407,13 +406,14 @@ def read_sources(root):
 
 def library_names(root):
     """Every name the reader library declares, which a `.name` in the daemon may mean."""
-    library = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(root))), "PinKeeper")
+    library = os.path.join(os.path.dirname(os.path.abspath(root)), "PinKeeper")  # Sources/PinKeeper
     names = set()
     for directory, _, files in os.walk(library):
         for name in files:
             if name.endswith(".swift"):
                 with open(os.path.join(directory, name), encoding="utf-8") as file:
-                    names.update(declaration[1] for declaration in FileScan("", "", file.read()).declarations)
+                    declarations = FileScan("", "", file.read()).declarations
+                    names.update(declaration[1] for declaration in declarations if not declaration[4])
     return names
 
 

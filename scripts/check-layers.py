@@ -530,7 +530,8 @@ def self_test():
     failures = []
     with tempfile.TemporaryDirectory() as scratch:
         sources = os.path.join(scratch, "Sources")
-        shutil.copytree("Sources", sources, ignore=shutil.ignore_patterns(".build"))
+        repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        shutil.copytree(os.path.join(repository, "Sources"), sources, ignore=shutil.ignore_patterns(".build"))
         root = os.path.join(sources, "PinKeeperDaemon")
         status, output = run_checker(root)
         if status != 0:

@@ -39,6 +39,7 @@ release: deps
 test: deps
 	scripts/check-no-foundation.sh
 	scripts/check-layers.py
+	scripts/check-layers.py --self-test
 	scripts/check-cache-fields.py
 	scripts/check-cache-fields.py --self-test
 	$(MAKE) --no-print-directory lint

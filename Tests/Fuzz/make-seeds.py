@@ -48,10 +48,13 @@ static = json.loads(read("generated-static-list.json"))
 entries = ",\n".join('    {"name": %s, "fingerprint": "%s", "expires": %d, "signature": "%s"}'
                      % (json.dumps(e["name"]), e["fingerprint"], e["expires"], e["signature"])
                      for e in sorted(static["fingerprints"], key=lambda e: (e["name"], -e["expires"])))
-meta = '  "pinkeeper": {"format": 1, "store": "demo", "source": "https://127.0.0.1/x", "updated": 1700000000, "nextUpdate": 1700003600}\n}\n'
+meta = ('  "pinkeeper": {"format": 1, "store": "demo", "source": "https://127.0.0.1/x", "updated": 1700000000, '
+        '"nextUpdate": 1700003600}\n}\n')
 seed("cache-static", CACHE, ('{\n  "fingerprints": [\n' + entries + '\n  ],\n' + meta).encode())
-seed("cache-domains", CACHE, ('{\n  "fingerprints": [\n    {"name": "api.example.com", "fingerprint": "%s", "expires": 4102444800, "depth": 1}\n  ],\n'
-                              '  "domainsConfig": {"sslPinningRequiredForUnlisted": true, "domains": [{"name": "b.example", "sslPinningRequired": false}]},\n'
+seed("cache-domains", CACHE, ('{\n  "fingerprints": [\n'
+                              '    {"name": "api.example.com", "fingerprint": "%s", "expires": 4102444800, "depth": 1}\n  ],\n'
+                              '  "domainsConfig": {"sslPinningRequiredForUnlisted": true, '
+                              '"domains": [{"name": "b.example", "sslPinningRequired": false}]},\n'
                               % fp + meta).encode())
 seed("cache-format2", CACHE, b'{"fingerprints": [], "pinkeeper": {"format": 2, "store": "s", "source": "", "updated": 0, "nextUpdate": 0}}')
 
@@ -70,8 +73,11 @@ seed("envelope-static", ENVELOPE, envelope(b"200", b"", b"", b"", read("generate
 
 # Keys and raw signatures.
 seed("key-B-entry", KEY, key_b + b"\n" + static["fingerprints"][1]["signature"].encode() + b"\n"
-     + ("%s&%s&%d" % (static["fingerprints"][1]["name"], static["fingerprints"][1]["fingerprint"], static["fingerprints"][1]["expires"])).encode())
+     + ("%s&%s&%d" % (static["fingerprints"][1]["name"], static["fingerprints"][1]["fingerprint"],
+                      static["fingerprints"][1]["expires"])).encode())
 seed("key-A-garbage-sig", KEY, key_a + b"\nMEUCIQ==\nhello")
-seed("key-spki", KEY, base64.b64encode(b"\x30\x59\x30\x13\x06\x07\x2a\x86\x48\xce\x3d\x02\x01\x06\x08\x2a\x86\x48\xce\x3d\x03\x01\x07\x03\x42\x00" + base64.b64decode(key_b)) + b"\n\n")
+seed("key-spki", KEY, base64.b64encode(b"\x30\x59\x30\x13\x06\x07\x2a\x86\x48\xce\x3d\x02\x01"
+                                       b"\x06\x08\x2a\x86\x48\xce\x3d\x03\x01\x07\x03\x42\x00"
+                                       + base64.b64decode(key_b)) + b"\n\n")
 seed("key-off-curve", KEY, base64.b64encode(b"\x04" + b"\x01" * 64) + b"\nAA==\nx")
 print("wrote %d seeds to %s" % (len(os.listdir(out)), out))

@@ -27,7 +27,8 @@ func benchCacheFile(updated int) []byte {
 		}
 	}
 	return []byte("{\n  \"fingerprints\": [\n" + strings.Join(entries, ",\n") + "\n  ],\n" +
-		fmt.Sprintf(`  "pinkeeper": {"format": 1, "store": "bench", "source": "https://pins.example.com/bench", "updated": %d, "nextUpdate": 4102000000}`, updated) +
+		fmt.Sprintf(`  "pinkeeper": {"format": 1, "store": "bench", "source": "https://pins.example.com/bench", `+
+			`"updated": %d, "nextUpdate": 4102000000}`, updated) +
 		"\n}\n")
 }
 

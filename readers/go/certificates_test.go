@@ -48,7 +48,8 @@ func TestTheMostSpecificCommonNameIsReadFromDER(t *testing.T) {
 		ok      bool
 	}{
 		{"UTF8String", subject(relative(utf8("api.example.com"))), "api.example.com", true},
-		{"the last CN", subject(relative(utf8("first.example")), relative(attribute(false, 0x0C, []byte("O"))), relative(utf8("last.example"))), "last.example", true},
+		{"the last CN", subject(relative(utf8("first.example")), relative(attribute(false, 0x0C, []byte("O"))),
+			relative(utf8("last.example"))), "last.example", true},
 		{"a multi-valued RDN in encoded order", subject(relative(utf8("zzz"), utf8("API.bank.com"))), "API.bank.com", true},
 		{"BMPString", subject(relative(attribute(true, 0x1E, []byte{0, 'a', 0, 'p', 0, 'i', 0, 0}))), "api\x00", true},
 		{"BMPString surrogate pair", subject(relative(attribute(true, 0x1E, []byte{0xD8, 0x3D, 0xDE, 0x00}))), "😀", true},
@@ -105,7 +106,8 @@ func TestCertificateFilesArePEMOrDER(t *testing.T) {
 		{"empty", "", 0, "the input is empty"},
 		{"text", "this is not a certificate\n", 0, "neither PEM nor DER"},
 		{"no certificate block", block("PRIVATE KEY", []byte{1}), 0, "holds no CERTIFICATE block"},
-		{"a broken block first", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n" + block("CERTIFICATE", leaf), 0, "PEM block 1 is not a valid certificate"},
+		{"a broken block first", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n" + block("CERTIFICATE", leaf), 0,
+			"PEM block 1 is not a valid certificate"},
 		{"invalid base64", "-----BEGIN CERTIFICATE-----\n*\n-----END CERTIFICATE-----\n", 0, "PEM block 1 is not valid base64"},
 		{"no END line", block("CERTIFICATE", leaf)[:100], 0, "PEM block 1 has no END line"},
 		{"trailing DER bytes", string(leaf) + "\x30\x03\x02\x01\x00", 0, "not DER X.509 certificates"},

@@ -93,7 +93,8 @@ func TestAnEditInPlaceIsNoticed(t *testing.T) {
 		t.Fatal("not trusted")
 	}
 	// Same inode; the size changes.
-	testfiles.WriteFile(t, path, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(2), 0), testfiles.Pin("www.example.com", b64(3), 0)))
+	testfiles.WriteFile(t, path, testfiles.CacheDocument(t, "banking", nil,
+		testfiles.Pin("api.example.com", b64(2), 0), testfiles.Pin("www.example.com", b64(3), 0)))
 	if verdictOf(t, reader, pin1) != Untrusted {
 		t.Fatal("the edit was not noticed")
 	}
@@ -104,7 +105,8 @@ func TestInvalidOrUnreadableAtOpenIsAnError(t *testing.T) {
 	testfiles.WriteFile(t, filepath.Join(directory, "banking.json"), []byte("{"))
 	_, err := Open(Store{ID: "banking", CacheDirectory: directory})
 	var cacheError *CacheError
-	if !errors.As(err, &cacheError) || cacheError.Kind != Invalid || !strings.Contains(err.Error(), "is not a pinkeeper cache file: not valid JSON") {
+	if !errors.As(err, &cacheError) || cacheError.Kind != Invalid ||
+		!strings.Contains(err.Error(), "is not a pinkeeper cache file: not valid JSON") {
 		t.Fatalf("invalid file: %v", err)
 	}
 	empty := t.TempDir()
@@ -128,7 +130,8 @@ func TestInvalidOrUnreadableAtOpenIsAnError(t *testing.T) {
 
 func TestSymlinksAndFIFOsAreRefusedWithoutWaiting(t *testing.T) {
 	directory := t.TempDir()
-	target := testfiles.WriteFile(t, filepath.Join(t.TempDir(), "elsewhere.json"), testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(9), 0)))
+	target := testfiles.WriteFile(t, filepath.Join(t.TempDir(), "elsewhere.json"),
+		testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(9), 0)))
 	path := filepath.Join(directory, "banking.json")
 	fifo := filepath.Join(directory, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -152,7 +155,8 @@ func TestSymlinksAndFIFOsAreRefusedWithoutWaiting(t *testing.T) {
 	}
 
 	swap(target, true)
-	if _, err := Open(Store{ID: "banking", CacheDirectory: directory}); err == nil || !strings.Contains(err.Error(), "is a symlink, which is never followed") {
+	if _, err := Open(Store{ID: "banking", CacheDirectory: directory}); err == nil ||
+		!strings.Contains(err.Error(), "is a symlink, which is never followed") {
 		t.Fatalf("symlink at open: %v", err)
 	}
 	swap(fifo, false)
@@ -245,7 +249,8 @@ func TestFallbackPinsAndExpectedNames(t *testing.T) {
 
 // A question never waits for another's reading, and every answer comes from one whole version.
 func TestConcurrentQuestionsDuringReplacements(t *testing.T) {
-	reader, directory := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(1), 0), testfiles.Pin("api.example.com", b64(2), 0)))
+	reader, directory := newStore(t, testfiles.CacheDocument(t, "banking", nil,
+		testfiles.Pin("api.example.com", b64(1), 0), testfiles.Pin("api.example.com", b64(2), 0)))
 	var wait sync.WaitGroup
 	stop := make(chan struct{})
 	failures := make(chan string, 8)
@@ -269,13 +274,15 @@ func TestConcurrentQuestionsDuringReplacements(t *testing.T) {
 	}
 	for round := 0; round < 200; round++ {
 		other := byte(1 + 2*(round%2))
-		testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(other), 0), testfiles.Pin("api.example.com", b64(2), 0)))
+		testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil,
+			testfiles.Pin("api.example.com", b64(other), 0), testfiles.Pin("api.example.com", b64(2), 0)))
 	}
 	close(stop)
 	wait.Wait()
 	// A last version of another size: an inode number freed by a replacement may come back
 	// with the same size and modification time, within the file system's time granularity.
-	testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", b64(5), 0), testfiles.Pin("api.example.com", b64(2), 0), testfiles.Pin("www.example.com", b64(1), 0)))
+	testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil,
+		testfiles.Pin("api.example.com", b64(5), 0), testfiles.Pin("api.example.com", b64(2), 0), testfiles.Pin("www.example.com", b64(1), 0)))
 	select {
 	case failure := <-failures:
 		t.Fatalf("an answer during a replacement: %s", failure)
@@ -288,7 +295,8 @@ func TestConcurrentQuestionsDuringReplacements(t *testing.T) {
 
 func TestVerdictForVerifiedChainsMatchesADepthInAnyChain(t *testing.T) {
 	p := thePKI(t)
-	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil, testfiles.Pin("api.example.com", p.otherIntermediate.Fingerprint(), 1)))
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil,
+		testfiles.Pin("api.example.com", p.otherIntermediate.Fingerprint(), 1)))
 	viaIntermediate := testpki.Issue(t, testpki.Spec{CommonName: testHost, DNSNames: []string{testHost}}, &p.otherIntermediate)
 	first := []*x509.Certificate{viaIntermediate.Certificate, p.intermediate.Certificate, p.root.Certificate}
 	second := []*x509.Certificate{viaIntermediate.Certificate, p.otherIntermediate.Certificate, p.root.Certificate}

@@ -86,8 +86,10 @@ func TestListFieldsAreTypedStrictly(t *testing.T) {
 		{validList(`, "key": "a", "k\u0065y": "a"`), "fingerprints[0].key appears more than once"},
 		{`{"fingerprints": [], "domainsConfig": {"sslPinningRequiredForUnlisted": true, "domains": [], "key": {}}}`,
 			"domainsConfig.key is not a string"},
-		{`{"fingerprints": [{"name": "a", "fingerprint": "` + b64(1)[:43] + `", "expires": 1}]}`, "fingerprints[0].fingerprint is not the base64"},
-		{`{"fingerprints": [], "domainsConfig": {"sslPinningRequiredForUnlisted": 1, "domains": []}}`, "domainsConfig.sslPinningRequiredForUnlisted is not a boolean"},
+		{`{"fingerprints": [{"name": "a", "fingerprint": "` + b64(1)[:43] + `", "expires": 1}]}`,
+			"fingerprints[0].fingerprint is not the base64"},
+		{`{"fingerprints": [], "domainsConfig": {"sslPinningRequiredForUnlisted": 1, "domains": []}}`,
+			"domainsConfig.sslPinningRequiredForUnlisted is not a boolean"},
 	} {
 		_, err := ParsePinList([]byte(c.document))
 		if list, ok := err.(*ListError); !ok || list.Code != CodeInvalidContent || !strings.Contains(err.Error(), c.reason) {

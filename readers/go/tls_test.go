@@ -183,7 +183,8 @@ func TestPinnedServersPassOverHTTP1AndHTTP2(t *testing.T) {
 		testfiles.Pin(testHost, p.pinned.Fingerprint(), 0), testfiles.Pin(testHost, p.otherIntermediate.Fingerprint(), 1)))
 	for _, http2 := range []bool{false, true} {
 		leafPinned := startServer(t, http2, p.pinned, p.intermediate)
-		if protocol := mustPass(t, "pinned leaf", leafPinned, pinnedTransport(reader, leafPinned, nil), testHost); protocol != map[bool]int{false: 1, true: 2}[http2] {
+		protocol := mustPass(t, "pinned leaf", leafPinned, pinnedTransport(reader, leafPinned, nil), testHost)
+		if protocol != map[bool]int{false: 1, true: 2}[http2] {
 			t.Fatalf("HTTP/%d, expected HTTP/2: %v", protocol, http2)
 		}
 		// The other intermediate is pinned at depth 1 and is the issuer in the verified chain.
@@ -231,8 +232,10 @@ func TestAttacksAreRefusedBeforeAnyRequest(t *testing.T) {
 		{"an unpinned certificate", p.stray, []testpki.Issued{p.intermediate}, plain, "(untrusted)"},
 		{"a certificate pinned for another host", p.unpinned, []testpki.Issued{p.intermediate}, plain, "(untrusted)"},
 		{"a pinned certificate from an untrusted authority", p.untrusted, nil, skipVerify, "certificate signed by unknown authority"},
-		{"a pinned intermediate appended outside the verified path", p.unpinned, []testpki.Issued{p.intermediate, p.otherIntermediate}, presentedChain, "(untrusted)"},
-		{"a common name other than the required host (the host decides)", p.wrongCommonName, []testpki.Issued{p.intermediate}, commonNameOnly, "(certificate common name 'unlisted.example') (untrusted)"},
+		{"a pinned intermediate appended outside the verified path", p.unpinned, []testpki.Issued{p.intermediate, p.otherIntermediate},
+			presentedChain, "(untrusted)"},
+		{"a common name other than the required host (the host decides)", p.wrongCommonName, []testpki.Issued{p.intermediate},
+			commonNameOnly, "(certificate common name 'unlisted.example') (untrusted)"},
 	}
 	for _, attack := range attacks {
 		for _, http2 := range []bool{false, true} {
@@ -258,7 +261,8 @@ func TestAPinnedIntermediateMatchesOnlyInTheVerifiedChain(t *testing.T) {
 func TestConnectionsWithoutAVerifiedHostOrChainAreRefused(t *testing.T) {
 	p := thePKI(t)
 	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", nil,
-		testfiles.Pin(testHost, p.pinned.Fingerprint(), 0), testfiles.Pin("127.0.0.1", p.addressed.Fingerprint(), 0), testfiles.Pin("", p.addressed.Fingerprint(), 0)))
+		testfiles.Pin(testHost, p.pinned.Fingerprint(), 0), testfiles.Pin("127.0.0.1", p.addressed.Fingerprint(), 0),
+		testfiles.Pin("", p.addressed.Fingerprint(), 0)))
 
 	// InsecureSkipVerify: no chain is verified, so none can be compared.
 	pinned := startServer(t, false, p.pinned, p.intermediate)
@@ -284,7 +288,8 @@ func TestTLSDialersOnTheDefaultTransportAreNotInherited(t *testing.T) {
 		dialer := &tls.Dialer{Config: &tls.Config{RootCAs: p.roots, ServerName: testHost}}
 		return dialer.DialContext(ctx, network, unpinned.Listener.Addr().String())
 	}
-	mustPass(t, "control: a clone of the default transport dials through it", unpinned, plainTransport(unpinned, &tls.Config{RootCAs: p.roots}), testHost)
+	mustPass(t, "control: a clone of the default transport dials through it", unpinned,
+		plainTransport(unpinned, &tls.Config{RootCAs: p.roots}), testHost)
 	mustRefuse(t, "the pinned transport", unpinned, pinnedTransport(reader, unpinned, nil), testHost, "does not pin")
 }
 
@@ -323,7 +328,8 @@ func TestResumedSessionsAreCheckedAgainstTheCurrentPins(t *testing.T) {
 		if server.resumed.Load() != 1 {
 			t.Fatalf("TLS %x: %d resumed handshakes, expected 1", version, server.resumed.Load())
 		}
-		testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, testfiles.Pin(testHost, p.unpinned.Fingerprint(), 0)))
+		testfiles.Publish(t, directory, "banking",
+			testfiles.CacheDocument(t, "banking", nil, testfiles.Pin(testHost, p.unpinned.Fingerprint(), 0)))
 		mustRefuse(t, "resumed after the pins changed", server, transport, testHost, "(untrusted)")
 		// The server's side of the handshake may still be running when the client gave up.
 		for deadline := time.Now().Add(5 * time.Second); server.handshake.Load() < 3 && time.Now().Before(deadline); {
@@ -363,16 +369,22 @@ func TestTLSDialWithTheConfig(t *testing.T) {
 // so pins apply to every spelling of it, and crypto/x509 never verifies a non-ASCII name.
 func TestHostsAreJudgedInTheFormThatWasVerified(t *testing.T) {
 	p := thePKI(t)
-	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", testfiles.PinningRequiredOnlyFor(testHost), testfiles.Pin(testHost, p.pinned.Fingerprint(), 0)))
-	for spelling, host := range map[string]string{"api\u3002example\u3002com": testHost, "\uff41pi.example.com": testHost, "API.example.com": "API.example.com"} {
+	reader, _ := newStore(t, testfiles.CacheDocument(t, "banking", testfiles.PinningRequiredOnlyFor(testHost),
+		testfiles.Pin(testHost, p.pinned.Fingerprint(), 0)))
+	spellings := map[string]string{
+		"api\u3002example\u3002com": testHost, "\uff41pi.example.com": testHost, "API.example.com": "API.example.com",
+	}
+	for spelling, host := range spellings {
 		attack := startServer(t, false, p.wrongCommonName, p.intermediate)
-		mustRefuse(t, spelling, attack, pinnedTransport(reader, attack, nil), spelling, "'"+host+"' (certificate common name 'unlisted.example') (untrusted)")
+		mustRefuse(t, spelling, attack, pinnedTransport(reader, attack, nil), spelling,
+			"'"+host+"' (certificate common name 'unlisted.example') (untrusted)")
 		pinned := startServer(t, false, p.pinned, p.intermediate)
 		mustPass(t, spelling, pinned, pinnedTransport(reader, pinned, nil), spelling)
 	}
 	// Given to crypto/tls as it is, a non-ASCII name is never verified.
 	server := startServer(t, false, p.pinned, p.intermediate)
-	_, err := tls.Dial("tcp", server.Listener.Addr().String(), reader.TLSConfig(&tls.Config{RootCAs: p.roots, ServerName: "api\u3002example\u3002com"}))
+	_, err := tls.Dial("tcp", server.Listener.Addr().String(),
+		reader.TLSConfig(&tls.Config{RootCAs: p.roots, ServerName: "api\u3002example\u3002com"}))
 	var hostname x509.HostnameError
 	if !errors.As(err, &hostname) {
 		t.Fatalf("a non-ASCII server name: %v", err)

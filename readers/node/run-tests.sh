@@ -25,7 +25,8 @@ if [ ! -x "$root/usr/bin/node" ]; then
   [ -n "$version" ] || skip "apt knows no nodejs 18 (Debian 12's)"
   library="$(apt-cache show "nodejs=$version" | sed -n 's/^Depends:.*\(libnode[0-9]*\) (= .*/\1/p' | head -n 1)"
   rm -rf "$root" && mkdir -p "$root/debs"
-  (cd "$root/debs" && apt-get download "nodejs=$version" "$library=$version" >/dev/null) || { rm -rf "$root"; skip "apt-get download failed"; }
+  (cd "$root/debs" && apt-get download "nodejs=$version" "$library=$version" >/dev/null) \
+    || { rm -rf "$root"; skip "apt-get download failed"; }
   for deb in "$root"/debs/*.deb; do dpkg-deb -x "$deb" "$root"; done
 fi
 # Its libraries, and the built-in modules it loads from /usr/share/nodejs (fetch's undici among them).

@@ -28,7 +28,8 @@ function cacheFile(updated) {
   const entries = [];
   for (let i = 0; i < NAMES; i++) {
     for (let j = 0; j < 2; j++) {
-      entries.push(`    {"name": "${hostName(i)}", "fingerprint": "${digest(i, j).toString('base64')}", "expires": ${4102444800 - j * 86400}}`);
+      entries.push(`    {"name": "${hostName(i)}", "fingerprint": "${digest(i, j).toString('base64')}", ` +
+        `"expires": ${4102444800 - j * 86400}}`);
     }
   }
   return Buffer.from('{\n  "fingerprints": [\n' + entries.join(',\n') + '\n  ],\n' +

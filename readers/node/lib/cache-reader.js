@@ -88,7 +88,8 @@ function readRegularFile(file, followSymlink) {
   } catch (error) {
     if (error.code === 'ENOENT') return null;
     if (!followSymlink && error.code === 'ELOOP' && isSymlink(file)) {
-      throw new CacheReaderError('symlink', file, 'is a symlink, which is never followed; remove it and let the daemon publish the file there');
+      throw new CacheReaderError('symlink', file,
+        'is a symlink, which is never followed; remove it and let the daemon publish the file there');
     }
     throw new CacheReaderError('io-error', file, `cannot be opened (${error.code ?? error.message}); check the path and its permissions`);
   }
@@ -121,7 +122,8 @@ function checkPermissions(file, info, followSymlink) {
     try {
       mode = fs.statSync(directory).mode;
     } catch (error) {
-      throw new CacheReaderError('io-error', file, `has a directory that cannot be examined (${error.code ?? error.message}); check its permissions`);
+      throw new CacheReaderError('io-error', file,
+        `has a directory that cannot be examined (${error.code ?? error.message}); check its permissions`);
     }
     if (mode & WRITABLE_BY_OTHERS && !(mode & STICKY)) {
       throw insecure(`is in ${directory}, which other users may write without the sticky bit`);
@@ -133,13 +135,15 @@ function realPath(file) {
   try {
     return fs.realpathSync(file);
   } catch (error) {
-    throw new CacheReaderError('io-error', file, `cannot be resolved (${error.code ?? error.message}); check the symlink and what it names`);
+    throw new CacheReaderError('io-error', file,
+      `cannot be resolved (${error.code ?? error.message}); check the symlink and what it names`);
   }
 }
 
 /** The whole content of the open descriptor `fd`, at most MAXIMUM_FILE_SIZE bytes. */
 function readAll(fd, file, info) {
-  const tooLarge = () => new CacheReaderError('too-large', file, `is larger than ${MAXIMUM_FILE_SIZE} bytes, which no pin list is; replace it`);
+  const tooLarge = () => new CacheReaderError('too-large', file,
+    `is larger than ${MAXIMUM_FILE_SIZE} bytes, which no pin list is; replace it`);
   if (info.size > BigInt(MAXIMUM_FILE_SIZE)) throw tooLarge();
   const chunks = [];
   let total = 0;

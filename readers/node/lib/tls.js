@@ -118,7 +118,9 @@ function pinnedTLS(reader, options) {
   }
   if (options.session !== undefined) throw refuse('a resumed TLS session skips the identity check and shows no certificate');
   if (options.maxCachedSessions) throw refuse('a session cache resumes sessions, which skip the identity check');
-  if (options.createConnection !== undefined) throw refuse('a createConnection of the caller\'s would make the TLS connection without these checks');
+  if (options.createConnection !== undefined) {
+    throw refuse('a createConnection of the caller\'s would make the TLS connection without these checks');
+  }
   return {
     ...options,
     rejectUnauthorized: true,

@@ -31,7 +31,8 @@ function made(name, subject, { mask, utf8 = true, multivalue = false } = {}) {
 
 /** What openssl prints as the subject with pinkeeper validate's flags (RFC 2253, UTF-8 readable). */
 function opensslSubject(certificate) {
-  const output = execFileSync('openssl', ['x509', '-noout', '-subject', '-nameopt', 'RFC2253,-esc_msb', '-in', certificate.certificateFile]);
+  const output = execFileSync('openssl',
+    ['x509', '-noout', '-subject', '-nameopt', 'RFC2253,-esc_msb', '-in', certificate.certificateFile]);
   return output.toString('utf8').replace(/\n$/, '').replace(/^subject=/, '');
 }
 
@@ -53,7 +54,8 @@ test('N is read by its string type, as OpenSSL reads it', () => {
 // DER built by hand: a certificate as far as the subject (what commonName and notAfter read).
 const tlv = (tag, ...parts) => {
   const body = Buffer.concat(parts.map((part) => Buffer.from(part)));
-  const length = body.length < 0x80 ? [body.length] : body.length < 0x100 ? [0x81, body.length] : [0x82, body.length >> 8, body.length & 0xff];
+  const length = body.length < 0x80 ? [body.length]
+    : body.length < 0x100 ? [0x81, body.length] : [0x82, body.length >> 8, body.length & 0xff];
   return Buffer.concat([Buffer.from([tag, ...length]), body]);
 };
 const CN = [0x06, 0x03, 0x55, 0x04, 0x03];
@@ -68,10 +70,14 @@ function certificateWith(rdns, { notAfterTag = 0x17, notAfterText = '30010100000
 test('string types openssl does not write, and invalid values, which leave no N (not an earlier CN)', () => {
   const utf32 = Buffer.from([0, 0, 0, 0x61, 0, 1, 0xf6, 0x00]); // "a😀"
   assert.equal(commonName(certificateWith([[attribute(0x1c, utf32)]])), 'a\u{1f600}');
-  for (const tag of [0x12, 0x13, 0x16, 0x1a]) assert.equal(commonName(certificateWith([[attribute(tag, Buffer.from('api.example.com'))]])), 'api.example.com');
+  for (const tag of [0x12, 0x13, 0x16, 0x1a]) {
+    assert.equal(commonName(certificateWith([[attribute(tag, Buffer.from('api.example.com'))]])), 'api.example.com');
+  }
   assert.equal(commonName(certificateWith([[attribute(0x13, Buffer.from([0x61, 0xe9]))]])), 'aé'); // one character per byte
-  assert.equal(commonName(certificateWith([[attribute(0x0c, 'z.example')], [attribute(0x0c, 'a.example')]], { version: false })), 'a.example');
-  assert.equal(commonName(certificateWith([[attribute(0x0c, 'b.example'), attribute(0x0c, 'a.example')]])), 'a.example'); // as encoded, even unsorted
+  assert.equal(commonName(certificateWith([[attribute(0x0c, 'z.example')], [attribute(0x0c, 'a.example')]], { version: false })),
+    'a.example');
+  // As encoded, even unsorted.
+  assert.equal(commonName(certificateWith([[attribute(0x0c, 'b.example'), attribute(0x0c, 'a.example')]])), 'a.example');
   const invalid = [
     [0x0c, [0xc3, 0x28]], // bad UTF-8
     [0x0c, [0xed, 0xa0, 0x80]], // an encoded surrogate

@@ -41,7 +41,11 @@ test('the three verdicts and their exit statuses', () => {
   assert.deepEqual(validate('--name', 'api.example.com', '--fingerprint', b64(3)),
     { status: 1, out: "untrusted: store 'banking' pins 'api.example.com', but not this certificate\n", err: '' });
   assert.deepEqual(validate('--name', 'other.example.com', '--fingerprint', PINNED),
-    { status: 2, out: "empty: store 'banking' has no valid pin for 'other.example.com'; reject, and run `pinkeeper update --store banking`\n", err: '' });
+    {
+      status: 2,
+      out: "empty: store 'banking' has no valid pin for 'other.example.com'; reject, and run `pinkeeper update --store banking`\n",
+      err: '',
+    });
 });
 
 test('an empty name is a usage error, as in pinkeeper validate', () => {
@@ -85,13 +89,15 @@ test('the host decides, and a certificate\'s common name only adds pins', () => 
   });
   const attack = validate('--name', 'api.example.com', '--certificate', exempt.certificateFile);
   assert.equal(attack.status, 1);
-  const expected = "untrusted: store 'banking' pins 'api.example.com' (certificate common name 'unlisted.example'), but not this certificate\n";
+  const expected = "untrusted: store 'banking' pins 'api.example.com' (certificate common name 'unlisted.example'), "
+    + 'but not this certificate\n';
   assert.ok(attack.out.startsWith(expected), attack.out);
   assert.deepEqual(validate('--name', 'unlisted.example', '--fingerprint', exempt.fingerprint), { status: 0, out: 'trusted\n', err: '' });
   assert.equal(validate('--name', 'API.example.com', '--certificate', wildcard.certificateFile).status, 0);
   assert.equal(validate('--name', 'api.example.com', '--fingerprint', wildcard.fingerprint).status, 1);
   const refused = validate('--name', 'localhost', '--certificate', exempt.certificateFile, '--expected-common-name', 'api.example.com');
-  const notExpected = "untrusted: 'localhost' (certificate common name 'unlisted.example') is not among the expected_common_names of store 'banking'\n";
+  const notExpected = "untrusted: 'localhost' (certificate common name 'unlisted.example') "
+    + "is not among the expected_common_names of store 'banking'\n";
   assert.ok(refused.out.startsWith(notExpected), refused.out);
 });
 
@@ -141,7 +147,8 @@ test('unusable files exit with 65, 66 and 74', () => {
   fs.writeFileSync(path.join(directory, 'garbage.pem'), '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
   assert.equal(validate('--name', 'api.example.com', '--certificate', path.join(directory, 'garbage.pem')).status, 65);
   fs.writeFileSync(path.join(directory, 'fallback.json'), '{"fingerprints": 1}');
-  assert.equal(validate('--name', 'api.example.com', '--fingerprint', PINNED, '--fallback-file', path.join(directory, 'fallback.json')).status, 65);
+  assert.equal(validate('--name', 'api.example.com', '--fingerprint', PINNED,
+    '--fallback-file', path.join(directory, 'fallback.json')).status, 65);
   const file = path.join(cacheDirectory, `${STORE}.json`);
   fs.writeFileSync(file, 'not json');
   assert.deepEqual(validate('--name', 'api.example.com', '--fingerprint', PINNED), {
@@ -162,7 +169,8 @@ test('the bin runs with node and sets the exit status', () => {
     let output;
     let code = 0;
     try {
-      const args = ['validate', '--cache-directory', cacheDirectory, '--store', STORE, '--name', 'api.example.com', '--fingerprint', fingerprint];
+      const args = ['validate', '--cache-directory', cacheDirectory, '--store', STORE,
+        '--name', 'api.example.com', '--fingerprint', fingerprint];
       output = execFileSync(process.execPath, [BIN, ...args]).toString();
     } catch (error) {
       ({ status: code } = error);

@@ -87,7 +87,8 @@ test('the host decides: the common name adds pins to compare, never lifts the ho
 
 test('an empty or missing host is untrusted in every question, whatever the common name', () => {
   const where = directory();
-  publishPins(where, [pin('', b64(1)), pin('api.example.com', b64(1))], { domainsConfig: { sslPinningRequiredForUnlisted: false, domains: [] } });
+  publishPins(where, [pin('', b64(1)), pin('api.example.com', b64(1))],
+    { domainsConfig: { sslPinningRequiredForUnlisted: false, domains: [] } });
   const reader = open(where);
   for (const peer of ['', { host: '', commonName: 'api.example.com' }, { commonName: 'api.example.com' }, { host: null }]) {
     assert.equal(reader.verdict(peer, digest(1), 0, NOW), 'untrusted');
@@ -109,7 +110,8 @@ test('expected names admit H or N and come before domainsConfig and an empty sto
 
 test('pins apply only at their depth, and pins deeper than the chain are skipped', () => {
   const where = directory();
-  publishPins(where, [pin('api.example.com', b64(1)), pin('api.example.com', b64(2), { depth: 1 }), pin('api.example.com', b64(3), { depth: 5 })]);
+  publishPins(where,
+    [pin('api.example.com', b64(1)), pin('api.example.com', b64(2), { depth: 1 }), pin('api.example.com', b64(3), { depth: 5 })]);
   const reader = open(where);
   assert.equal(reader.verdict('api.example.com', digest(2), 1, NOW), 'trusted');
   assert.equal(reader.verdict('api.example.com', digest(2), 0, NOW), 'untrusted');
@@ -264,7 +266,9 @@ test('a FIFO, symlink or directory replacing a good version leaves the last good
   const reader = open(where);
   const good = path.join(where, 'good.json');
   fs.writeFileSync(good, JSON.stringify(cacheDocument([pin('api.example.com', b64(2))])));
-  const plants = [[mkfifo, 'is not a regular file'], [(file) => fs.symlinkSync(good, file), 'is a symlink'], [fs.mkdirSync, 'is not a regular file']];
+  const plants = [
+    [mkfifo, 'is not a regular file'], [(file) => fs.symlinkSync(good, file), 'is a symlink'], [fs.mkdirSync, 'is not a regular file'],
+  ];
   for (const [make, reason] of plants) {
     plant(where, make);
     assert.equal(reader.verdict('api.example.com', digest(1), 0, NOW), 'trusted');

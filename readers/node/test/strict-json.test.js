@@ -91,7 +91,8 @@ test('what stays accepted', () => {
 });
 
 test('the parsed values: Maps, BigInt integers, REPEATED and OUT_OF_RANGE markers', () => {
-  const parsed = parseStrictJSON(Buffer.from('{"a": 1, "a": 2, "b": -9223372036854775808, "c": 9223372036854775808, "d": [true, null, "\\/"], "e": 2.5}'));
+  const parsed = parseStrictJSON(Buffer.from('{"a": 1, "a": 2, "b": -9223372036854775808, "c": 9223372036854775808, '
+    + '"d": [true, null, "\\/"], "e": 2.5}'));
   assert.ok(parsed instanceof Map);
   assert.equal(parsed.get('a'), REPEATED);
   assert.equal(parsed.get('b'), -(2n ** 63n));
@@ -102,7 +103,8 @@ test('the parsed values: Maps, BigInt integers, REPEATED and OUT_OF_RANGE marker
 
 test('fields of the wrong type are named', () => {
   refused('fingerprints[0].name is not a string', documentWith(ENTRY.replace('"name": "a"', '"name": null')));
-  refused('fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest', documentWith(ENTRY.replace(FINGERPRINT, FINGERPRINT.replace('=', ''))));
+  refused('fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest',
+    documentWith(ENTRY.replace(FINGERPRINT, FINGERPRINT.replace('=', ''))));
   refused('fingerprints[0].fingerprint is not the base64', documentWith(ENTRY.replace(FINGERPRINT, `${FINGERPRINT.slice(0, 42)}-_=`)));
   refused('fingerprints[0].depth is negative', documentWith(`${ENTRY}, "depth": -1`));
   refused('fingerprints[0].signature is not a string', documentWith(`${ENTRY}, "signature": 1`));

@@ -33,7 +33,10 @@ function readerWith(pins, options = {}) {
   const directory = temporaryDirectory('pinkeeper-tls-cache-');
   directories.push(directory);
   if (pins !== null) publishPins(directory, pins, options);
-  return { directory, reader: CacheReader.forStore(STORE, { cacheDirectory: directory, expectedCommonNames: options.expectedCommonNames ?? null }) };
+  return {
+    directory,
+    reader: CacheReader.forStore(STORE, { cacheDirectory: directory, expectedCommonNames: options.expectedCommonNames ?? null }),
+  };
 }
 
 const pinsOfApi = () => [pin('api.example.com', pinned.fingerprint)];
@@ -73,7 +76,8 @@ test('a pinned leaf passes with every helper, and the request arrives', async ()
     assert.deepEqual(await get(server.port, { agent: new PinnedAgent(reader, trust) }), { status: 200, body: 'pinned' });
     assert.deepEqual(await get(server.port, tlsOptions(reader, trust)), { status: 200, body: 'pinned' });
 
-    const socket = connect(reader, { host: 'api.example.com', port: server.port, lookup: loopback, ...trust }, () => socket.end('GET / HTTP/1.1\r\n\r\n'));
+    const socket = connect(reader, { host: 'api.example.com', port: server.port, lookup: loopback, ...trust },
+      () => socket.end('GET / HTTP/1.1\r\n\r\n'));
     assert.equal(await outcome(socket), null);
     assert.equal(server.received.filter((data) => data.startsWith('GET / ')).length, 3);
   } finally {
@@ -134,7 +138,8 @@ test('a pinned certificate served for another host is refused by the host name c
     assert.equal(error.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
     assert.equal(server.gotData, false);
 
-    const pinsOnly = (host, certificate) => (reader.verdict(host, sha256(certificate.raw)) === 'trusted' ? undefined : new Error('unpinned'));
+    const pinsOnly = (host, certificate) => (reader.verdict(host, sha256(certificate.raw)) === 'trusted'
+      ? undefined : new Error('unpinned'));
     assert.equal((await get(server.port, { ...trust, checkServerIdentity: pinsOnly, agent: false })).status, 200);
     assert.equal(server.gotData, true);
   } finally {
@@ -142,7 +147,8 @@ test('a pinned certificate served for another host is refused by the host name c
   }
 });
 
-test('a pinned leaf of an authority nobody trusts is refused, whatever a request asks (control: rejectUnauthorized false sends it)', async () => {
+test('a pinned leaf of an authority nobody trusts is refused, whatever a request asks '
+  + '(control: rejectUnauthorized false sends it)', async () => {
   const rogue = certificates.rogue;
   const { reader } = readerWith([pin('api.example.com', rogue.fingerprint)]);
   const server = await serve(rogue, [rogue]);
@@ -152,7 +158,8 @@ test('a pinned leaf of an authority nobody trusts is refused, whatever a request
     assert.equal(error.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
     assert.throws(() => tlsOptions(reader, { ...trust, rejectUnauthorized: false }), /rejectUnauthorized: false/);
     assert.throws(() => new PinnedAgent(reader, { rejectUnauthorized: false }), /rejectUnauthorized: false/);
-    assert.throws(() => connect(reader, { host: 'api.example.com', port: server.port, rejectUnauthorized: false }), /rejectUnauthorized: false/);
+    assert.throws(() => connect(reader, { host: 'api.example.com', port: server.port, rejectUnauthorized: false }),
+      /rejectUnauthorized: false/);
     agent.options.rejectUnauthorized = false; // changed behind the agent's back: refused when it connects
     await assert.rejects(get(server.port, { agent }), /rejectUnauthorized: false/);
     assert.equal(server.gotData, false);
@@ -184,7 +191,8 @@ test('NODE_TLS_REJECT_UNAUTHORIZED=0 does not turn verification off for pinned c
   assert.deepEqual(JSON.parse(output), { error: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', gotData: false });
 });
 
-test('a leaf whose CN the store exempts, for a host it pins, is refused: the host decides (control: deciding by the CN sends it)', async () => {
+test('a leaf whose CN the store exempts, for a host it pins, is refused: the host decides '
+  + '(control: deciding by the CN sends it)', async () => {
   // docs/protocol.md, "the host decides": a wrongly issued certificate for api.example.com calling itself
   // unlisted.example, while domainsConfig leaves unlisted names unpinned.
   const leaf = certificates.unlistedCommonName;
@@ -194,7 +202,8 @@ test('a leaf whose CN the store exempts, for a host it pins, is refused: the hos
   try {
     const error = await refused(server.port, { agent: new PinnedAgent(reader, trust) });
     assert.equal(error.message,
-      "pinkeeper: store 'banking' does not pin the certificate of 'api.example.com' (certificate common name 'unlisted.example') (untrusted)");
+      "pinkeeper: store 'banking' does not pin the certificate of 'api.example.com' "
+      + "(certificate common name 'unlisted.example') (untrusted)");
     assert.deepEqual([error.host, error.commonName, error.verdict], ['api.example.com', 'unlisted.example', 'untrusted']);
     assert.equal(server.gotData, false);
 
@@ -218,7 +227,8 @@ test('pins under the host match a leaf whose CN differs, and pins under the CN m
     const { reader } = readerWith([pin('api.example.com', leaf.fingerprint)], { expectedCommonNames: ['www.example.com'] });
     const error = await refused(server.port, { agent: new PinnedAgent(reader, trust) });
     assert.equal(error.message,
-      "pinkeeper: 'api.example.com' (certificate common name 'unlisted.example') is not among the expected_common_names of store 'banking' (untrusted)");
+      "pinkeeper: 'api.example.com' (certificate common name 'unlisted.example') "
+      + "is not among the expected_common_names of store 'banking' (untrusted)");
   } finally {
     await server.close();
   }
@@ -242,13 +252,15 @@ test('a pinned intermediate appended by the server outside the verified path nev
 /** The chain getPeerCertificate(true) links, leaf first, as SHA-256 digests (what a naive helper would compare). */
 function linkedChain(certificate) {
   const digests = [];
-  for (let current = certificate; current?.raw && !digests.some((digest) => digest.equals(sha256(current.raw))); current = current.issuerCertificate) {
+  for (let current = certificate; current?.raw && !digests.some((digest) => digest.equals(sha256(current.raw)));
+    current = current.issuerCertificate) {
     digests.push(sha256(current.raw));
   }
   return digests;
 }
 
-test('a sent namesake of the real issuer is refused, where getPeerCertificate(true) puts it at depth 1 (control: comparing that chain sends the request)', async () => {
+test('a sent namesake of the real issuer is refused, where getPeerCertificate(true) puts it at depth 1 '
+  + '(control: comparing that chain sends the request)', async () => {
   // The server sends the leaf (no key identifiers), then an expired intermediate of another
   // authority named like the real issuer, then the real one. OpenSSL verifies through the real
   // one (it prefers a currently valid issuer); getPeerCertificate(true) links the first
@@ -273,7 +285,8 @@ test('a sent namesake of the real issuer is refused, where getPeerCertificate(tr
     assert.ok(linked[1].equals(Buffer.from(namesake.fingerprint, 'base64')), 'getPeerCertificate(true) linked the namesake at depth 1');
     // getPeerX509Certificate() links its issuer the same way.
     const socket = tls.connect({ host: 'api.example.com', port: server.port, lookup: loopback, ...trust });
-    const issuer = await new Promise((resolve) => socket.on('secureConnect', () => resolve(socket.getPeerX509Certificate().issuerCertificate)));
+    const issuer = await new Promise((resolve) => socket.on('secureConnect',
+      () => resolve(socket.getPeerX509Certificate().issuerCertificate)));
     socket.destroy();
     assert.ok(issuer.raw.equals(namesake.der));
   } finally {
@@ -308,7 +321,8 @@ test('pins of depth 1 or more never apply: a name pinned only on its intermediat
   const server = await serve(pinned);
   try {
     const error = await refused(server.port, { agent: new PinnedAgent(reader, trust) });
-    assert.equal(error.message, "pinkeeper: store 'banking' has no valid pin for 'api.example.com' (empty): rejected; the store needs an update");
+    assert.equal(error.message,
+      "pinkeeper: store 'banking' has no valid pin for 'api.example.com' (empty): rejected; the store needs an update");
     assert.equal(server.gotData, false);
   } finally {
     await server.close();
@@ -337,14 +351,16 @@ function recordResumption(agent, resumed) {
   return agent;
 }
 
-test('no TLS session is resumed, since Node checks nothing then: a pin removed takes effect at the next connection (control: a session cache lets it through)', async () => {
+test('no TLS session is resumed, since Node checks nothing then: a pin removed takes effect at the next connection '
+  + '(control: a session cache lets it through)', async () => {
   for (const maxVersion of ['TLSv1.2', 'TLSv1.3']) {
     const server = await serve(pinned, undefined, { maxVersion });
     try {
       for (const helper of ['PinnedAgent', 'control', 'PinnedAgent given a session cache']) {
         const { directory, reader } = readerWith(pinsOfApi());
         const resumed = [];
-        const agent = helper === 'control' ? new https.Agent({ ...trust, checkServerIdentity: checkServerIdentity(reader) }) : new PinnedAgent(reader, trust);
+        const agent = helper === 'control'
+          ? new https.Agent({ ...trust, checkServerIdentity: checkServerIdentity(reader) }) : new PinnedAgent(reader, trust);
         if (helper !== 'PinnedAgent') agent.maxCachedSessions = 100; // https.Agent's default
         recordResumption(agent, resumed);
         assert.equal((await get(server.port, { agent })).status, 200);
@@ -483,7 +499,9 @@ test('https.request with tlsOptions() resumes no session, and takes no agent of 
 });
 
 test('a failure while checking the pins refuses the connection rather than escaping into Node', () => {
-  const failing = { store: 'banking', path: 'banking.json', verdictForChainDigests() { throw new Error('the disk is on fire'); }, admits: () => true };
+  const failing = {
+    store: 'banking', path: 'banking.json', verdictForChainDigests() { throw new Error('the disk is on fire'); }, admits: () => true,
+  };
   const certificate = new crypto.X509Certificate(pinned.pem).toLegacyObject();
   const refusal = checkServerIdentity(failing)('api.example.com', certificate);
   assert.ok(refusal instanceof PinningError);

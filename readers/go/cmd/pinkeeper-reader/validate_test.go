@@ -142,12 +142,14 @@ func TestUnusableFilesExitWith65_66And74(t *testing.T) {
 	}
 	expectStatus(66, "does not exist", "--name", "api.example.com", "--certificate", filepath.Join(directory, "missing.pem"))
 	expectStatus(66, "cannot be read", "--name", "api.example.com", "--certificate", directory)
-	garbage := testfiles.WriteFile(t, filepath.Join(directory, "garbage.pem"), []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))
+	garbage := testfiles.WriteFile(t, filepath.Join(directory, "garbage.pem"),
+		[]byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))
 	expectStatus(65, "PEM block 1 is not a valid certificate", "--name", "api.example.com", "--certificate", garbage)
 	text := testfiles.WriteFile(t, filepath.Join(directory, "text.pem"), []byte("this is not a certificate\n"))
 	expectStatus(65, "neither PEM nor DER", "--name", "api.example.com", "--certificate", text)
 	testfiles.Publish(t, directory, "banking", []byte("not json"))
-	expectStatus(65, "pinkeeper: not-json: store 'banking': "+filepath.Join(directory, "banking.json")+" is not a pinkeeper cache file: not valid JSON",
+	expectStatus(65, "pinkeeper: not-json: store 'banking': "+filepath.Join(directory, "banking.json")+
+		" is not a pinkeeper cache file: not valid JSON",
 		"--name", "api.example.com", "--fingerprint", digest(1))
 	fallback := testfiles.WriteFile(t, filepath.Join(directory, "fallback.json"), []byte(`{"fingerprints": 1}`))
 	os.Remove(filepath.Join(directory, "banking.json"))
@@ -190,7 +192,8 @@ func TestTheBuiltCommand(t *testing.T) {
 	if got := runProgram(t, late, testClock, args...); got.status != 2 {
 		t.Fatalf("the tests' copy does not take its time from the variable: %+v", got)
 	}
-	if got := runProgram(t, nil, shipped, "validate", "--store", "banking"); got.status != 64 || !strings.Contains(got.errors, "usage: pinkeeper-reader validate") {
+	got := runProgram(t, nil, shipped, "validate", "--store", "banking")
+	if got.status != 64 || !strings.Contains(got.errors, "usage: pinkeeper-reader validate") {
 		t.Fatalf("usage: %+v", got)
 	}
 }
@@ -205,10 +208,11 @@ func TestEdgeCaseStatuses(t *testing.T) {
 	testfiles.Publish(t, writeDirectory(t, cacheDirectory), "banking", testfiles.CacheDocument(t, "banking", nil,
 		testfiles.Pin("api.example.com", testpki.Fingerprint(leaf), 0), testfiles.Pin("other.example", digest(3), 0)))
 	files := map[string]string{
-		"{leaf}":    writeChain(t, filepath.Join(directory, "leaf.pem"), leaf),
-		"{chain}":   writeChain(t, filepath.Join(directory, "chain.pem"), other, leaf),
-		"{der}":     testfiles.WriteFile(t, filepath.Join(directory, "leaf.der"), append(append([]byte(nil), leaf.Raw...), other.Raw...)),
-		"{garbage}": testfiles.WriteFile(t, filepath.Join(directory, "garbage.pem"), []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")),
+		"{leaf}":  writeChain(t, filepath.Join(directory, "leaf.pem"), leaf),
+		"{chain}": writeChain(t, filepath.Join(directory, "chain.pem"), other, leaf),
+		"{der}":   testfiles.WriteFile(t, filepath.Join(directory, "leaf.der"), append(append([]byte(nil), leaf.Raw...), other.Raw...)),
+		"{garbage}": testfiles.WriteFile(t, filepath.Join(directory, "garbage.pem"),
+			[]byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")),
 		"{text}":    testfiles.WriteFile(t, filepath.Join(directory, "text.pem"), []byte("this is not a certificate\n")),
 		"{missing}": filepath.Join(directory, "missing.pem"),
 		"{dir}":     directory,

@@ -91,8 +91,10 @@ const SERVER = 'subjectAltName=DNS:api.example.com,DNS:localhost,IP:127.0.0.1';
 function makeTestPki(directory) {
   const pki = new TestPki(directory);
   const root = pki.selfSigned('root', '/CN=pinkeeper test root');
-  const intermediate = pki.issue('intermediate', '/CN=pinkeeper test intermediate', root, [...CA, 'subjectKeyIdentifier=hash', 'authorityKeyIdentifier=keyid']);
-  const leaf = (name, subject, san = SERVER, more = []) => pki.issue(name, subject, intermediate, [san, 'extendedKeyUsage=serverAuth', ...more]);
+  const intermediate = pki.issue('intermediate', '/CN=pinkeeper test intermediate', root,
+    [...CA, 'subjectKeyIdentifier=hash', 'authorityKeyIdentifier=keyid']);
+  const leaf = (name, subject, san = SERVER, more = []) => pki.issue(name, subject, intermediate,
+    [san, 'extendedKeyUsage=serverAuth', ...more]);
   const otherRoot = pki.selfSigned('other-root', '/CN=pinkeeper other root');
   fs.copyFileSync(root.keyFile, pki.file('root-cross-signed.key')); // the root's key and name, another issuer
   return {
@@ -103,12 +105,14 @@ function makeTestPki(directory) {
     unpinned: leaf('unpinned', '/CN=api.example.com'),
     otherHost: leaf('other-host', '/CN=other.example.com', 'subjectAltName=DNS:other.example.com'),
     unlistedCommonName: leaf('unlisted-cn', '/CN=unlisted.example'),
-    withoutKeyIdentifiers: leaf('without-key-ids', '/CN=api.example.com', SERVER, ['authorityKeyIdentifier=none', 'subjectKeyIdentifier=none']),
+    withoutKeyIdentifiers: leaf('without-key-ids', '/CN=api.example.com', SERVER,
+      ['authorityKeyIdentifier=none', 'subjectKeyIdentifier=none']),
     otherRoot,
     otherIntermediate: pki.issue('other-intermediate', '/CN=pinkeeper other intermediate', otherRoot, [...CA, 'subjectKeyIdentifier=hash']),
     rogue: pki.issue('rogue', '/CN=api.example.com', otherRoot, [SERVER]),
     expiredNamesake: pki.expiredCA('expired-namesake', '/CN=pinkeeper test intermediate', otherRoot),
-    rootCrossSigned: pki.issue('root-cross-signed', '/CN=pinkeeper test root', otherRoot, [...CA, 'subjectKeyIdentifier=hash', 'authorityKeyIdentifier=keyid']),
+    rootCrossSigned: pki.issue('root-cross-signed', '/CN=pinkeeper test root', otherRoot,
+      [...CA, 'subjectKeyIdentifier=hash', 'authorityKeyIdentifier=keyid']),
   };
 }
 

@@ -285,7 +285,8 @@ public final class CacheReader {
         checkPermissions(path, followLinks, attributes);
         if (reader != null && reader.beforeOpen != null) reader.beforeOpen.run();
         byte[] data;
-        try (FileChannel channel = reader == null ? open(path, followLinks, OPEN_TIMEOUT_MILLIS) : reader.opener.open(reader.openTimeoutMillis)) {
+        try (FileChannel channel = reader == null ? open(path, followLinks, OPEN_TIMEOUT_MILLIS)
+                : reader.opener.open(reader.openTimeoutMillis)) {
             if (channel == null) return null;
             data = Channels.newInputStream(channel).readNBytes((int) MAXIMUM_FILE_SIZE + 1);
         } catch (IOException e) {
@@ -444,7 +445,10 @@ public final class CacheReader {
             return blocked;
         }
 
-        /** Opens the cache file ({@code O_NOFOLLOW}), waiting at most {@code timeoutMillis}; refuses while an earlier open is outstanding. */
+        /**
+         * Opens the cache file ({@code O_NOFOLLOW}), waiting at most {@code timeoutMillis}; refuses while an earlier open is
+         * outstanding.
+         */
         FileChannel open(long timeoutMillis) throws CacheReaderException {
             CompletableFuture<FileChannel> opening;
             synchronized (this) {

@@ -142,7 +142,8 @@ public final class Certificates {
         if (value.length % 4 != 0) return null;
         StringBuilder text = new StringBuilder(value.length / 4);
         for (int index = 0; index < value.length; index += 4) {
-            long scalar = ((value[index] & 0xFFL) << 24) | ((value[index + 1] & 0xFF) << 16) | ((value[index + 2] & 0xFF) << 8) | (value[index + 3] & 0xFF);
+            long scalar = ((value[index] & 0xFFL) << 24) | ((value[index + 1] & 0xFF) << 16) | ((value[index + 2] & 0xFF) << 8)
+                    | (value[index + 3] & 0xFF);
             if (scalar > Character.MAX_CODE_POINT || (scalar >= Character.MIN_SURROGATE && scalar <= Character.MAX_SURROGATE)) return null;
             text.appendCodePoint((int) scalar);
         }

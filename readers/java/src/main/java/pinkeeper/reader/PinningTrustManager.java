@@ -66,7 +66,8 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
         for (TrustManager manager : factory.getTrustManagers()) {
             if (manager instanceof X509ExtendedTrustManager extended) return new PinningTrustManager(pins, extended);
         }
-        throw new GeneralSecurityException("the platform's " + factory.getAlgorithm() + " trust manager factory has no X509ExtendedTrustManager");
+        throw new GeneralSecurityException("the platform's " + factory.getAlgorithm()
+                + " trust manager factory has no X509ExtendedTrustManager");
     }
 
     /** A TLS context whose only trust manager is this one. */
@@ -86,7 +87,8 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
 
     @Override
     public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-        String host = verifiedHost(engine == null ? null : engine.getHandshakeSession(), engine == null ? null : engine.getSSLParameters(), "engine");
+        String host = verifiedHost(engine == null ? null : engine.getHandshakeSession(), engine == null ? null : engine.getSSLParameters(),
+                "engine");
         platform.checkServerTrusted(chain, authType, engine);
         checkPins(host, chain);
     }
@@ -135,12 +137,15 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
         String peerHost = session == null ? null : session.getPeerHost();
         String algorithm = parameters == null ? null : parameters.getEndpointIdentificationAlgorithm();
         if (algorithm == null || algorithm.isEmpty()) {
-            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection" + (peerHost == null ? "" : " to '" + PinName.escaped(peerHost) + "'")
+            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection"
+                    + (peerHost == null ? "" : " to '" + PinName.escaped(peerHost) + "'")
                     + " whose host name is not verified: the " + what + " asks for no endpoint identification"
-                    + " (SSLParameters.setEndpointIdentificationAlgorithm(\"HTTPS\"); an HttpsURLConnection with its own HostnameVerifier turns it off)");
+                    + " (SSLParameters.setEndpointIdentificationAlgorithm(\"HTTPS\"); an HttpsURLConnection with its own HostnameVerifier"
+                    + " turns it off)");
         }
         if (peerHost == null || peerHost.isEmpty()) {
-            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection whose " + what + " names no peer host to verify");
+            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection whose " + what
+                    + " names no peer host to verify");
         }
         String host = HostName.canonicalHost(peerHost);
         if (host == null) {
@@ -157,8 +162,9 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
         }
         String requested = requestedHostName(session);
         if (requested != null && !host.equals(HostName.canonicalHost(requested))) {
-            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(peerHost) + "' that asks for SNI name '"
-                    + PinName.escaped(requested) + "': the platform may have verified the certificate for either, so there is no one host to decide by");
+            throw new CertificateException("pinkeeper: " + storeName() + " refuses a connection to '" + PinName.escaped(peerHost)
+                    + "' that asks for SNI name '" + PinName.escaped(requested)
+                    + "': the platform may have verified the certificate for either, so there is no one host to decide by");
         }
         return peerHost;
     }
@@ -206,9 +212,11 @@ public final class PinningTrustManager extends X509ExtendedTrustManager {
                 return;
             case UNTRUSTED:
                 if (!pins.admits(names)) {
-                    throw new CertificateException("pinkeeper: " + names.described() + " is not among the expected_common_names of " + store + " (untrusted)");
+                    throw new CertificateException("pinkeeper: " + names.described() + " is not among the expected_common_names of " + store
+                            + " (untrusted)");
                 }
-                throw new CertificateException("pinkeeper: " + store + " does not pin the certificate chain of " + names.described() + " (untrusted)");
+                throw new CertificateException("pinkeeper: " + store + " does not pin the certificate chain of " + names.described()
+                        + " (untrusted)");
             default:
                 throw new CertificateException("pinkeeper: " + store + " has no valid pin for " + names.described()
                         + " (empty): rejected; the store needs an update");

@@ -64,7 +64,8 @@ class CacheReaderTest {
     @Test
     void namesFoldAsciiLettersAndNothingElse() throws Exception {
         CacheReader reader = publishAndOpen("", TestCaches.entry("Api.Example.COM", b64(1)), TestCaches.entry("kelvin.example", b64(2)),
-                TestCaches.entry("i.example", b64(3)), TestCaches.entry("caf\u00e9.example", b64(4)), TestCaches.entry("\u00fc.example", b64(5)));
+                TestCaches.entry("i.example", b64(3)), TestCaches.entry("caf\u00e9.example", b64(4)),
+                TestCaches.entry("\u00fc.example", b64(5)));
         assertEquals(Verdict.TRUSTED, reader.verdict("api.example.com", digest(1), 0, NOW));
         assertEquals(Verdict.TRUSTED, reader.verdict("API.EXAMPLE.com", digest(1), 0, NOW));
         // One trailing dot is dropped (the host's one form), so it names the same host.
@@ -88,7 +89,8 @@ class CacheReaderTest {
     void theHostDecidesAndTheCommonNameOnlyAddsPins() throws Exception {
         // "Pin only my API": api requires pinning, cdn and unlisted names do not.
         CacheReader reader = publishAndOpen("  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": ["
-                + "{\"name\": \"" + NAME + "\", \"sslPinningRequired\": true}, {\"name\": \"cdn.example.com\", \"sslPinningRequired\": false}]},\n",
+                + "{\"name\": \"" + NAME + "\", \"sslPinningRequired\": true}, "
+                + "{\"name\": \"cdn.example.com\", \"sslPinningRequired\": false}]},\n",
                 TestCaches.entry(NAME, b64(1)), TestCaches.entry("www.example.com", b64(2)));
         // A certificate for the API whose CN its holder set to an exempt name stays pinned.
         assertEquals(Verdict.UNTRUSTED, reader.verdict(new PeerNames(NAME, "unlisted.example"), digest(3), 0, NOW));
@@ -137,7 +139,8 @@ class CacheReaderTest {
 
     @Test
     void expectedNamesAdmitTheHostOrTheCommonName() throws Exception {
-        TestCaches.publish(directory, STORE, TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1)), TestCaches.entry("*.example.com", b64(2))));
+        TestCaches.publish(directory, STORE,
+                TestCaches.cache(STORE, "", TestCaches.entry(NAME, b64(1)), TestCaches.entry("*.example.com", b64(2))));
         CacheReader reader = CacheReader.forStore(STORE, directory, null, List.of("*.example.com", "API.example.com"));
         assertEquals(Verdict.TRUSTED, reader.verdict(new PeerNames("localhost", "*.example.com"), digest(2), 0, NOW));
         assertEquals(Verdict.TRUSTED, reader.verdict(new PeerNames(NAME, "unlisted.example"), digest(1), 0, NOW));
@@ -173,7 +176,8 @@ class CacheReaderTest {
     @Test
     void domainsConfigDecidesWhichNamesNeedPinning() throws Exception {
         CacheReader reader = publishAndOpen("  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": false, \"domains\": ["
-                + "{\"name\": \"" + NAME + "\", \"sslPinningRequired\": true}, {\"name\": \"cdn.example.com\", \"sslPinningRequired\": false}]},\n",
+                + "{\"name\": \"" + NAME + "\", \"sslPinningRequired\": true}, "
+                + "{\"name\": \"cdn.example.com\", \"sslPinningRequired\": false}]},\n",
                 TestCaches.entry(NAME, b64(1)));
         assertEquals(Verdict.UNTRUSTED, reader.verdict(NAME, digest(2), 0, NOW));
         assertEquals(Verdict.TRUSTED, reader.verdict("cdn.example.com", digest(2), 0, NOW));
@@ -379,7 +383,8 @@ class CacheReaderTest {
         return Thread.getAllStackTraces().entrySet().stream()
                 .filter(thread -> thread.getKey().getName().startsWith("pinkeeper-cache-open") && thread.getKey().isAlive())
                 .filter(thread -> java.util.Arrays.stream(thread.getValue())
-                        .anyMatch(frame -> frame.getClassName().equals("java.nio.channels.FileChannel") && frame.getMethodName().equals("open")))
+                        .anyMatch(frame -> frame.getClassName().equals("java.nio.channels.FileChannel")
+                                && frame.getMethodName().equals("open")))
                 .count();
     }
 
@@ -472,7 +477,8 @@ class CacheReaderTest {
             }
             // The question that started the open gave up after 3 s and answered from the last good pins too.
             assertEquals(Verdict.UNTRUSTED, first.get(10, TimeUnit.SECONDS));
-            assertTrue(reader.snapshot().problem().getMessage().contains("(a FIFO put in its place?)"), reader.snapshot().problem().getMessage());
+            assertTrue(reader.snapshot().problem().getMessage().contains("(a FIFO put in its place?)"),
+                    reader.snapshot().problem().getMessage());
         } finally {
             reader.beforeOpen = null;
             release(kept);

@@ -68,24 +68,30 @@ class CommonNameTest {
         pki = new TestPki(Files.createDirectory(directory.resolve("pki")));
         // Made by openssl req: DER sorts a SET by encoding, so the shorter value comes first.
         CASES.add(new Case("multi-valued RDN (openssl -multivalue-rdn)",
-                pki.selfSignedSubject("multi", "/CN=zzz+CN=API.bank.com", "default", true).certificate(), "API.bank.com", "CN=API.bank.com+CN=zzz"));
+                pki.selfSignedSubject("multi", "/CN=zzz+CN=API.bank.com", "default", true).certificate(), "API.bank.com",
+                "CN=API.bank.com+CN=zzz"));
         CASES.add(new Case("multi-valued RDN, the longer value last",
                 pki.selfSignedSubject("multi2", "/CN=aaaa+CN=zz", "default", true).certificate(), "aaaa", "CN=aaaa+CN=zz"));
         CASES.add(new Case("several RDNs", pki.selfSignedSubject("rdns", "/CN=first/O=Example/CN=second", "default", false).certificate(),
                 "second", "CN=second,O=Example,CN=first"));
         CASES.add(new Case("BMPString (string_mask default, beyond Latin-1)",
-                pki.selfSignedSubject("bmp", "/CN=api.\u4f8b\u3048.jp", "default", false).certificate(), "api.\u4f8b\u3048.jp", "CN=api.\u4f8b\u3048.jp"));
+                pki.selfSignedSubject("bmp", "/CN=api.\u4f8b\u3048.jp", "default", false).certificate(), "api.\u4f8b\u3048.jp",
+                "CN=api.\u4f8b\u3048.jp"));
         CASES.add(new Case("T61String (string_mask nombstr, Latin-1)",
-                pki.selfSignedSubject("t61", "/CN=caf\u00e9.example", "nombstr", false).certificate(), "caf\u00e9.example", "CN=caf\u00e9.example"));
+                pki.selfSignedSubject("t61", "/CN=caf\u00e9.example", "nombstr", false).certificate(), "caf\u00e9.example",
+                "CN=caf\u00e9.example"));
         CASES.add(new Case("UTF8String (string_mask utf8only)",
-                pki.selfSignedSubject("utf8", "/CN=b\u00fccher.example", "utf8only", false).certificate(), "b\u00fccher.example", "CN=b\u00fccher.example"));
+                pki.selfSignedSubject("utf8", "/CN=b\u00fccher.example", "utf8only", false).certificate(), "b\u00fccher.example",
+                "CN=b\u00fccher.example"));
 
         // Built byte by byte.
         String supplementary = "api.\uD835\uDD1Fank.com"; // U+1D51F
-        hand("UniversalString", name(rdn(commonName(UNIVERSAL_STRING, encoded(supplementary, "UTF-32BE")))), supplementary, "CN=" + supplementary);
+        hand("UniversalString", name(rdn(commonName(UNIVERSAL_STRING, encoded(supplementary, "UTF-32BE")))), supplementary,
+                "CN=" + supplementary);
         hand("BMPString with a surrogate pair", name(rdn(commonName(BMP_STRING, encoded("\uD835\uDD1F.example", "UTF-16BE")))),
                 "\uD835\uDD1F.example", REFUSED);
-        hand("multi-valued RDN whose SET is not sorted", name(rdn(commonName("API.bank.com"), commonName("zzz"))), "zzz", "CN=zzz+CN=API.bank.com");
+        hand("multi-valued RDN whose SET is not sorted", name(rdn(commonName("API.bank.com"), commonName("zzz"))), "zzz",
+                "CN=zzz+CN=API.bank.com");
         hand("multi-valued RDN mixing types", name(rdn(commonName("zzz"), attribute(ORGANIZATION, UTF8_STRING, encoded("Bank", "UTF-8")))),
                 "zzz", "O=Bank+CN=zzz");
         hand("T61String", name(rdn(commonName(T61_STRING, bytes('c', 'a', 'f', 0xE9)))), "caf\u00e9", "CN=caf\u00e9");
@@ -104,8 +110,8 @@ class CommonNameTest {
         hand("BMPString with a lone surrogate", name(rdn(commonName(BMP_STRING, bytes(0x00, 'a', 0xD8, 0x35)))), null, REFUSED);
         hand("UniversalString beyond U+10FFFF", name(rdn(commonName(UNIVERSAL_STRING, bytes(0x00, 0x11, 0x00, 0x00)))), null, REFUSED);
         hand("UniversalString with a surrogate", name(rdn(commonName(UNIVERSAL_STRING, bytes(0x00, 0x00, 0xD8, 0x00)))), null, REFUSED);
-        hand("UniversalString whose length is not a multiple of 4", name(rdn(commonName(UNIVERSAL_STRING, bytes(0x00, 0x00, 0x00, 'a', 0x00)))),
-                null, REFUSED);
+        hand("UniversalString whose length is not a multiple of 4",
+                name(rdn(commonName(UNIVERSAL_STRING, bytes(0x00, 0x00, 0x00, 'a', 0x00)))), null, REFUSED);
         hand("a CN that is an OCTET STRING", name(rdn(commonName(OCTET_STRING, encoded("api.bank.com", "US-ASCII")))), null, REFUSED);
         hand("a CN that is a GeneralString", name(rdn(commonName(GENERAL_STRING, encoded("api.bank.com", "US-ASCII")))), null, REFUSED);
         hand("the last CN invalid, an earlier one valid",

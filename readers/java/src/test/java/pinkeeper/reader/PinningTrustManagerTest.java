@@ -132,7 +132,8 @@ class PinningTrustManagerTest {
         HttpClient.Builder builder = HttpClient.newBuilder().sslContext(context).connectTimeout(Duration.ofSeconds(10));
         if (proxy != null) builder.proxy(ProxySelector.of(proxy.address()));
         HttpClient client = builder.build();
-        HttpRequest request = HttpRequest.newBuilder(URI.create("https://" + host + ":" + port + "/")).timeout(Duration.ofSeconds(10)).build();
+        HttpRequest request = HttpRequest.newBuilder(URI.create("https://" + host + ":" + port + "/")).timeout(Duration.ofSeconds(10))
+                .build();
         return client.send(request, HttpResponse.BodyHandlers.ofString()).body();
     }
 
@@ -150,13 +151,17 @@ class PinningTrustManagerTest {
         assertTrue(messages(viaClient).contains(expected), messages(viaClient));
     }
 
-    /** Both clients fetch {@code https://api.example.com:PORT/} from {@code server} through a tunnel; both must fail with {@code expected}. */
+    /**
+     * Both clients fetch {@code https://api.example.com:PORT/} from {@code server} through a tunnel; both must fail with
+     * {@code expected}.
+     */
     static void assertBothClientsRejectedAsApi(SSLContext context, TlsServer server, String expected) throws IOException {
         try (TunnelProxy proxy = new TunnelProxy()) {
             IOException viaConnection = assertThrows(IOException.class,
                     () -> getWithUrlConnection(context, "api.example.com", server.port(), proxy.proxy()));
             assertTrue(messages(viaConnection).contains(expected), messages(viaConnection));
-            IOException viaClient = assertThrows(IOException.class, () -> getWithHttpClient(context, "api.example.com", server.port(), proxy));
+            IOException viaClient = assertThrows(IOException.class,
+                    () -> getWithHttpClient(context, "api.example.com", server.port(), proxy));
             assertTrue(messages(viaClient).contains(expected), messages(viaClient));
             assertEquals(List.of("api.example.com:" + server.port(), "api.example.com:" + server.port()), proxy.requested);
         }
@@ -169,7 +174,8 @@ class PinningTrustManagerTest {
     void theAttackACommonNameThatDomainsConfigLeavesUnpinnedFailsTheHandshake() throws Exception {
         try (TlsServer server = new TlsServer(attacker, attacker.certificate())) {
             assertBothClientsRejectedAsApi(context("api"), server,
-                    "pinkeeper: store 'api' does not pin the certificate chain of 'api.example.com' (certificate common name 'unlisted.example')");
+                    "pinkeeper: store 'api' does not pin the certificate chain of 'api.example.com'"
+                            + " (certificate common name 'unlisted.example')");
         }
     }
 
@@ -359,7 +365,8 @@ class PinningTrustManagerTest {
         try (TlsServer server = new TlsServer(pinned, pinned.certificate());
              SSLSocket socket = bareSocket(context("leaf"), server, "localhost", null)) {
             IOException error = assertThrows(IOException.class, socket::startHandshake);
-            assertTrue(messages(error).contains("pinkeeper: store 'leaf' refuses a connection to 'localhost' whose host name is not verified"),
+            assertTrue(messages(error).contains("pinkeeper: store 'leaf' refuses a connection to 'localhost'"
+                    + " whose host name is not verified"),
                     messages(error));
         }
     }
@@ -370,7 +377,8 @@ class PinningTrustManagerTest {
         try (TlsServer server = new TlsServer(pinned, pinned.certificate())) {
             try (SSLSocket socket = bareSocket(context("leaf"), server, "api.example.com", null)) {
                 IOException error = assertThrows(IOException.class, socket::startHandshake);
-                assertTrue(messages(error).contains("refuses a connection to 'api.example.com' whose host name is not verified"), messages(error));
+                assertTrue(messages(error).contains("refuses a connection to 'api.example.com' whose host name is not verified"),
+                        messages(error));
             }
             try (SSLSocket socket = bareSocket(context("leaf"), server, "api.example.com", "HTTPS")) {
                 IOException error = assertThrows(IOException.class, socket::startHandshake);
@@ -388,7 +396,8 @@ class PinningTrustManagerTest {
             parameters.setServerNames(List.of(new SNIHostName("api.example.com")));
             socket.setSSLParameters(parameters);
             IOException error = assertThrows(IOException.class, socket::startHandshake);
-            assertTrue(messages(error).contains("refuses a connection to 'localhost' that asks for SNI name 'api.example.com'"), messages(error));
+            assertTrue(messages(error).contains("refuses a connection to 'localhost' that asks for SNI name 'api.example.com'"),
+                    messages(error));
         }
     }
 
@@ -396,7 +405,8 @@ class PinningTrustManagerTest {
     void anHttpsUrlConnectionWithItsOwnHostnameVerifierIsRefused() throws Exception {
         // The JDK turns endpoint identification off for a HostnameVerifier of the application's.
         try (TlsServer server = new TlsServer(pinned, pinned.certificate())) {
-            HttpsURLConnection connection = (HttpsURLConnection) URI.create("https://localhost:" + server.port() + "/").toURL().openConnection();
+            HttpsURLConnection connection =
+                    (HttpsURLConnection) URI.create("https://localhost:" + server.port() + "/").toURL().openConnection();
             connection.setSSLSocketFactory(context("leaf").getSocketFactory());
             connection.setHostnameVerifier((host, session) -> true);
             connection.setConnectTimeout(10_000);

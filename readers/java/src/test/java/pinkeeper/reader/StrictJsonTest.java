@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 /** Strict JSON beyond the conformance table: the reason each refusal gives, and what stays accepted. */
 class StrictJsonTest {
     static final String DIGEST = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
-    static final String META = "\"pinkeeper\": {\"format\": 1, \"store\": \"banking\", \"source\": \"s\", \"updated\": 1, \"nextUpdate\": 2}";
+    static final String META = "\"pinkeeper\": {\"format\": 1, \"store\": \"banking\", \"source\": \"s\", \"updated\": 1, "
+            + "\"nextUpdate\": 2}";
     static final String ENTRY = "\"name\": \"a\", \"fingerprint\": \"" + DIGEST + "\", \"expires\": 1";
 
     static String document(String entry, String extra) {
@@ -38,10 +39,13 @@ class StrictJsonTest {
         assertRefused("fingerprints[0].name appears more than once", document("\"name\": \"b\", " + ENTRY, ""));
         assertRefused("fingerprints appears more than once", "{\"fingerprints\": [], \"fingerprints\": [], " + META + "}");
         assertRefused("pinkeeper appears more than once", document(ENTRY, "\"pinkeeper\": {}, "));
-        assertRefused("pinkeeper.mode appears more than once", document(ENTRY, "").replace("\"updated\"", "\"mode\": null, \"mode\": null, \"updated\""));
-        assertRefused("fingerprints[0].signature appears more than once", document(ENTRY + ", \"signature\": \"x\", \"signature\": \"x\"", ""));
+        assertRefused("pinkeeper.mode appears more than once",
+                document(ENTRY, "").replace("\"updated\"", "\"mode\": null, \"mode\": null, \"updated\""));
+        assertRefused("fingerprints[0].signature appears more than once",
+                document(ENTRY + ", \"signature\": \"x\", \"signature\": \"x\"", ""));
         assertRefused("domainsConfig.domains[0].name appears more than once", document(ENTRY,
-                "\"domainsConfig\": {\"sslPinningRequiredForUnlisted\": true, \"domains\": [{\"name\": \"a\", \"name\": \"a\", \"sslPinningRequired\": true}]}, "));
+                "\"domainsConfig\": {\"sslPinningRequiredForUnlisted\": true, "
+                        + "\"domains\": [{\"name\": \"a\", \"name\": \"a\", \"sslPinningRequired\": true}]}, "));
     }
 
     @Test
@@ -51,14 +55,17 @@ class StrictJsonTest {
         // A repeated member nobody reads is skipped, but each of its values is still checked.
         assertRefused("a lone surrogate escape", document(ENTRY, "\"x\": \"\\ud800\", \"x\": 1, "));
         assertRefused("byte order mark", bytes(new byte[] {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF}, document(ENTRY, "")));
-        assertRefused("invalid UTF-8", bytes("{\"fingerprints\": [], \"x\": \"", new byte[] {(byte) 0xF4, (byte) 0x90, (byte) 0x80, (byte) 0x80}, "\", " + META + "}"));
+        assertRefused("invalid UTF-8",
+                bytes("{\"fingerprints\": [], \"x\": \"", new byte[] {(byte) 0xF4, (byte) 0x90, (byte) 0x80, (byte) 0x80},
+                        "\", " + META + "}"));
         assertRefused("not valid JSON", document(ENTRY, "\"x\": -Infinity, "));
     }
 
     @Test
     void integersAndNesting() {
         assertRefused("pinkeeper.updated is not an integer", document(ENTRY, "").replace("\"updated\": 1", "\"updated\": 1e0"));
-        assertRefused("fingerprints[0].expires is not an integer", document(ENTRY.replace("\"expires\": 1", "\"expires\": " + "9".repeat(30)), ""));
+        assertRefused("fingerprints[0].expires is not an integer",
+                document(ENTRY.replace("\"expires\": 1", "\"expires\": " + "9".repeat(30)), ""));
         assertRefused("nested deeper than 512 levels", document(ENTRY, "\"x\": " + "[".repeat(512) + "]".repeat(512) + ", "));
         assertRefused("nested deeper than 512 levels", document(ENTRY, "\"x\": " + "{\"a\": [".repeat(100_000)));
     }

@@ -32,7 +32,8 @@ final class TestDer {
     static final int BMP_STRING = 0x1E;
     static final int OCTET_STRING = 0x04;
 
-    private static final byte[] ECDSA_WITH_SHA256 = sequence(tlv(0x06, new byte[] {0x2A, (byte) 0x86, 0x48, (byte) 0xCE, 0x3D, 0x04, 0x03, 0x02}));
+    private static final byte[] ECDSA_WITH_SHA256 =
+            sequence(tlv(0x06, new byte[] {0x2A, (byte) 0x86, 0x48, (byte) 0xCE, 0x3D, 0x04, 0x03, 0x02}));
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private TestDer() {}

@@ -107,7 +107,8 @@ final class TestPki {
         Path config = directory.resolve(file + ".cnf");
         Files.writeString(config, CONFIG.replace("[req]\n", "[req]\nstring_mask = " + stringMask + "\n"));
         List<String> command = new java.util.ArrayList<>(List.of("req", "-x509", "-new", "-key", key.toString(), "-utf8", "-subj", subject,
-                "-days", "2", "-config", config.toString(), "-extensions", "selfsigned", "-set_serial", serial(), "-out", certificate.toString()));
+                "-days", "2", "-config", config.toString(), "-extensions", "selfsigned", "-set_serial", serial(),
+                "-out", certificate.toString()));
         if (multivalue) command.add("-multivalue-rdn");
         openssl(command.toArray(String[]::new));
         return load(file, certificate, key);

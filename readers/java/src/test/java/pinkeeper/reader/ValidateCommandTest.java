@@ -82,11 +82,14 @@ class ValidateCommandTest {
 
     @Test
     void aCertificateFileIsCheckedThenListed() throws Exception {
-        TestPki.Issued leaf = new TestPki(Files.createDirectory(directory.resolve("pki"))).selfSigned("leaf", "www.example.com", "selfsigned");
-        TestCaches.publish(directory, "banking", TestCaches.cache("banking", "", TestCaches.entry("api.example.com", leaf.fingerprintBase64())));
+        TestPki.Issued leaf = new TestPki(Files.createDirectory(directory.resolve("pki")))
+                .selfSigned("leaf", "www.example.com", "selfsigned");
+        TestCaches.publish(directory, "banking",
+                TestCaches.cache("banking", "", TestCaches.entry("api.example.com", leaf.fingerprintBase64())));
         Result result = validate("--name", "api.example.com", "--certificate", leaf.certificateFile().toString());
         long notAfter = leaf.certificate().getNotAfter().getTime() / 1000;
-        assertEquals(new Result(0, "trusted\ndepth 0: CN=www.example.com  sha256 " + leaf.fingerprintBase64() + "  expires " + notAfter + " ("
+        assertEquals(new Result(0, "trusted\ndepth 0: CN=www.example.com  sha256 " + leaf.fingerprintBase64() + "  expires " + notAfter
+                + " ("
                 + java.time.Instant.ofEpochSecond(notAfter) + ")\nnote: the leaf's common name 'www.example.com' differs from --name "
                 + "'api.example.com': pins under either are compared, and pinning is skipped only if domainsConfig exempts both\n", ""),
                 result);
@@ -105,7 +108,8 @@ class ValidateCommandTest {
         // The mis-issued certificate: for api.example.com, with a CN that domainsConfig exempts.
         Result result = validate("--name", "api.example.com", "--certificate", exempt.certificateFile().toString());
         assertEquals(1, result.status(), result.out());
-        assertTrue(result.out().startsWith("untrusted: store 'banking' pins 'api.example.com' (certificate common name 'unlisted.example'), "
+        assertTrue(result.out().startsWith("untrusted: store 'banking' pins 'api.example.com'"
+                + " (certificate common name 'unlisted.example'), "
                 + "but not this certificate\n"), result.out());
         // Without a certificate H alone decides, and it is exempt here.
         assertEquals(new Result(0, "trusted\n", ""), validate("--name", "unlisted.example", "--fingerprint", exempt.fingerprintBase64()));

@@ -311,7 +311,9 @@ if want idle; then
     idle=$work/idle
     rm -rf "$idle" && mkdir -p "$idle/cache" "$idle/state"
     {
-        printf 'cache_directory = "%s"\nstate_directory = "%s"\n\n' "$idle/cache" "$idle/state"
+        printf 'cache_directory = "%s"\nstate_directory = "%s"\n' "$idle/cache" "$idle/state"
+        [[ $EUID -ne 0 ]] || printf 'user = "root"\n'  # as root, pinkeeper keeps root only when told so
+        printf '\n'
         for s in $(seq 0 $((idle_stores - 1))); do
             printf '[stores.s%03d]\nurl = "%s/challenge/s%03d"\npublic_key = "%s"\nmode = "challenge"\nca_file = "%s"\n\n' \
                 "$s" "$base" "$s" "$pubkey" "$work/ca/ca.pem"
@@ -388,6 +390,7 @@ make_stores() {  # make_stores DIR BASE-URL MODE ROUTE...
     rm -rf "$dir" && mkdir -p "$dir/cache" "$dir/state" "$dir/py"
     {
         printf 'cache_directory = "%s"\nstate_directory = "%s"\n' "$dir/cache" "$dir/state"
+        [[ $EUID -ne 0 ]] || printf 'user = "root"\n'
         [[ -n ${CONCURRENCY:-} ]] && printf 'concurrency = %s\n' "$CONCURRENCY"
         printf '\n'
         local r
@@ -553,12 +556,13 @@ if want scale-probes; then
     probe_config() {  # probe_config DIR COUNT PROBE-INTERVAL
         rm -rf "$1" && mkdir -p "$1/cache" "$1/state"
         python3 - "$1" "$2" "$(cat "$work/latency-port")" "$pubkey" "$work/ca/ca.pem" "$3" "$base" <<'PY'
-import sys
+import os, sys
 d, n, port, key, ca, interval, base = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
 targets = ", ".join('"localhost:%d"' % (20000 + i) for i in range(n))
 connect = ", ".join('"localhost:%d" = "127.0.0.1:%s"' % (20000 + i, port) for i in range(n))
 open(d + "/pinkeeper.toml", "w").write(f'''cache_directory = "{d}/cache"
 state_directory = "{d}/state"
+{'user = "root"' if os.geteuid() == 0 else ''}
 
 [stores.probed]
 url = "{base}/challenge/s000"

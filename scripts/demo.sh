@@ -84,7 +84,7 @@ make_pinned_cert() {
     fi
     rm -f "$pinned/openssl.log"
 }
-# Base64 of the SHA-256 of the DER certificate: the Wultra fingerprint (PROTOCOL.md §2.1).
+# Base64 of the SHA-256 of the DER certificate: the Wultra fingerprint (docs/protocol.md §2).
 fingerprint() { openssl x509 -in "$1" -outform DER | openssl dgst -sha256 -binary | openssl base64 -A; }
 # notAfter as Unix seconds: the entry's "expires", as the SSL Pinning Tool sets it.
 not_after() { date -u -d "$(openssl x509 -in "$1" -noout -enddate | cut -d= -f2)" +%s; }
@@ -151,6 +151,7 @@ cat >"$config" <<EOF
 # Written by scripts/demo.sh; recreated on every run of \`make demo\`.
 cache_directory = $(toml "$cache")
 state_directory = $(toml "$state")
+$(if [[ $EUID -eq 0 ]]; then echo 'user = "root"  # started as root, pinkeeper would work as the cache directory'"'"'s owner: here root, said explicitly'; fi)
 
 # Mobile Utility Server style: a fresh challenge per request, the whole response signed.
 [stores.demo]

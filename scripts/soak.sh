@@ -61,7 +61,9 @@ store() {  # store ID MODE [EXTRA-LINE...]
     printf '\n'
 }
 {
-    printf 'cache_directory = "%s"\nstate_directory = "%s"\nmetrics_file = "%s"\n\n' "$work/cache" "$work/state" "$work/metrics.prom"
+    printf 'cache_directory = "%s"\nstate_directory = "%s"\nmetrics_file = "%s"\n' "$work/cache" "$work/state" "$work/metrics.prom"
+    [[ $EUID -ne 0 ]] || printf 'user = "root"\n'  # as root, pinkeeper keeps root only when told so
+    printf '\n'
     # A failed store is retried only when SIGUSR1 asks: no pass starts except the driver's.
     printf '[defaults]\nrequest_timeout = "5s"\nretry_min = "1h"\nretry_max = "1h"\n\n'
     store steady challenge

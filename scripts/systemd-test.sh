@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make systemd-test`: pinkeeper under a real systemd (PRODUCT.md §5, issue 3 part 8).
+# `make systemd-test`: pinkeeper under a real systemd (pinkeeper(8), SYSTEMD INTEGRATION).
 #
 # Boots a scratch copy of a cached minimal Debian 12 root (scripts/make-rootfs.sh) with
 # systemd-nspawn -b, installs the release binary, systemd/pinkeeper.service and

@@ -1,6 +1,6 @@
 import FoundationEssentials  // not Foundation: a process linking only this library loads no ICU
 
-/// A store's published cache file: a Wultra list plus pinkeeper's metadata (PRODUCT.md §4).
+/// A store's published cache file: a Wultra list plus pinkeeper's metadata (docs/cache-format.md).
 public struct CacheFile: Sendable, Equatable {
     public static let formatVersion = 1
 

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Answers "may I trust this TLS peer?" for a long-running process, from one store's published
 /// cache file (`<cache_directory>/<store>.json`) plus the store's fallback pins, with Wultra's
-/// semantics (PROTOCOL.md §5) and pinkeeper's rule that the host the client verified decides
+/// semantics (docs/protocol.md §5) and pinkeeper's rule that the host the client verified decides
 /// (§5.1): each question names that host, and the leaf's common name when the chain is known.
 ///
 /// Every question first `stat`s the cache file; the file is read and parsed again only when its
@@ -76,7 +76,7 @@ public final class CacheReader: Sendable {
     //
     // Every question names the host the client connected to and had its TLS stack verify the
     // certificate for (never a name taken from the certificate alone), and, when a chain is
-    // known, the leaf's common name: PROTOCOL.md §5.1, "the host decides". The host is put in
+    // known, the leaf's common name: docs/protocol.md §5, "two names". The host is put in
     // its one spelling (`HostName.canonical`, by `PeerNames`) before anything is looked up; a
     // spelling that has none is `untrusted`.
 

@@ -1,4 +1,4 @@
-/// How a store's list is signed, which decides what in it may be trusted (PROTOCOL.md §3, §5).
+/// How a store's list is signed, which decides what in it may be trusted (docs/protocol.md §3, §6).
 public enum ListMode: String, Sendable, Codable {
     /// Mobile Utility Server: the whole body is signed over a fresh challenge, so every field counts.
     case challenge

@@ -1,4 +1,4 @@
-/// A name as pinkeeper compares names (PROTOCOL.md §5.1): the sequence of its Unicode scalars,
+/// A name as pinkeeper compares names (docs/protocol.md §5): the sequence of its Unicode scalars,
 /// with the ASCII letters A–Z folded to a–z and nothing else changed.
 ///
 /// Not Swift's `String ==`, which treats canonically equivalent spellings as equal ("é" and
@@ -31,7 +31,7 @@ public struct PinName: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The names a TLS peer is judged by (PROTOCOL.md §5.1, "the host decides"): the host the client
+/// The names a TLS peer is judged by (docs/protocol.md §5, "two names"): the host the client
 /// connected to and had the platform verify the certificate for, and the leaf certificate's
 /// common name when the chain is known. The host always takes part; the common name, which the
 /// certificate's holder chose, can add pins to compare but never lift the requirement to match one.

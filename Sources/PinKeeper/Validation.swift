@@ -1,4 +1,4 @@
-/// The answer to "may I trust this TLS peer?" (PROTOCOL.md §5 and §5.1). Callers must reject the
+/// The answer to "may I trust this TLS peer?" (docs/protocol.md §5). Callers must reject the
 /// handshake on both `untrusted` and `empty`.
 public enum Verdict: String, Sendable {
     case trusted
@@ -8,7 +8,7 @@ public enum Verdict: String, Sendable {
 }
 
 /// Decides trust from a set of pins (published cache plus fallback pins), by the host the client
-/// verified and the leaf's common name (PROTOCOL.md §5.1).
+/// verified and the leaf's common name (docs/protocol.md §5).
 public struct PinValidator: Sendable {
     public var pins: [Pin]
     public var expectedCommonNames: [String]?

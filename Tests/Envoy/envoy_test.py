@@ -33,6 +33,7 @@ import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOST = "api.example.com"
+SERVICE_UID = 4242  # the daemon's user: Envoy (root here) only reads what it writes
 FAR = int(time.time()) + 365 * 86400
 results = []
 
@@ -149,12 +150,16 @@ class Setup:
             return int(f.read().strip())
 
     def start_daemon(self, service_port):
+        """Started as root, as systemd or an operator would, working as an unprivileged service user."""
         with open(self.ca + "/signing.pub.b64") as f:
             key = f.read().strip()
+        for name, mode in (("cache", 0o755), ("state", 0o700), ("sds", 0o755)):
+            os.mkdir(f"{self.work}/{name}", mode)
+            os.chown(f"{self.work}/{name}", SERVICE_UID, SERVICE_UID)
         config = self.work + "/pinkeeper.toml"
         with open(config, "w") as out:
             out.write(f'cache_directory = "{self.work}/cache"\nstate_directory = "{self.work}/state"\n'
-                      f'envoy_sds_directory = "{self.work}/sds"\n\n[stores.banking]\n'
+                      f'envoy_sds_directory = "{self.work}/sds"\nuser = "{SERVICE_UID}"\n\n[stores.banking]\n'
                       f'url = "https://127.0.0.1:{service_port}/pins?appName=banking"\npublic_key = "{key}"\n'
                       f'ca_file = "{self.ca}/ca.pem"\nauthoritative = true\nretry_min = "1s"\n')
         self.daemon = self.spawn([self.pinkeeper, "run", "--config", config], "daemon.log")
@@ -196,6 +201,8 @@ def scenario(setup, upstream):
     setup.start_daemon(setup.start_pinserver())
     wrote = wait_for("secret", lambda: os.path.exists(secret) and setup.pinned.hex() in open(secret).read(), 30)
     check("the daemon writes the host's secret with its pin", wrote is not None)
+    check("started as root, it wrote the secret as its service user",
+          wrote is not None and os.stat(secret).st_uid == SERVICE_UID and os.stat(secret).st_mode & 0o777 == 0o644)
     check("a name that is not a DNS name never becomes a path", not os.path.exists(setup.work + "/sds/escape.yaml")
           and not os.path.exists(setup.work + "/sds/banking/../escape.yaml"))
     setup.start_envoy(listen, upstream.port)

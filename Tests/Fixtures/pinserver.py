@@ -132,7 +132,7 @@ def error_body(code, message):
 # ---------------------------------------------------------------- bodies
 
 def entry_signed_bytes(entry):
-    """PROTOCOL 3.2: name & re-encoded standard base64 fingerprint & decimal seconds."""
+    """docs/protocol.md §3: name & re-encoded standard base64 fingerprint & decimal seconds."""
     fp = entry["fingerprint"]
     try:
         fp = base64.b64encode(base64.b64decode(fp, validate=True)).decode()
@@ -220,7 +220,7 @@ def add_signature(reply, route, challenge, state):
     if key_path is None:
         raise FixtureError("challenge route needs signing_key (or sign_with/signature_override)")
     key, _ = load_key(state.routes_dir, key_path)
-    # PROTOCOL 3.3: the challenge TEXT as received, '&', then the uncompressed body bytes.
+    # docs/protocol.md §3: the challenge TEXT as received, '&', then the uncompressed body bytes.
     reply.headers[name] = sign(key, challenge.encode() + b"&" + reply.body)
 
 

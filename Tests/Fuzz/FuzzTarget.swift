@@ -61,7 +61,7 @@ private func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosu
     }
 }
 
-/// What pinkeeper publishes must read back as the same list (PRODUCT.md: readers parse it).
+/// What pinkeeper publishes must read back as the same list (docs/cache-format.md: readers parse it).
 private func roundTrip(_ list: PinList) {
     let file = CacheFile(
         list: list,

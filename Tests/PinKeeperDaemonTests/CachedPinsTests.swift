@@ -5,7 +5,7 @@ import Testing
 @testable import PinKeeperDaemon
 
 /// `CachedPins`: what a published file may keep under the store's current keys and mode
-/// (PRODUCT.md §6 "Removing a key removes its pins", "Nothing unsigned decides trust").
+/// (docs/cache-format.md, "Removing a key removes its pins", "Nothing unsigned decides trust").
 @Suite("Cached pins against the configured keys")
 struct CachedPinsTests {
     static let removedKey = "0123456789abcdef"

@@ -4,7 +4,7 @@ import Testing
 @testable import PinKeeperDaemon
 
 /// `EntryVerifier`: the reused-context verification of static entries answers exactly as one
-/// `EVP_DigestVerify` per entry did (PROTOCOL.md §4.2: `name&base64(fingerprint)&expires`).
+/// `EVP_DigestVerify` per entry did (docs/protocol.md §4: `name&base64(fingerprint)&expires`).
 @Suite("Entry verification with reused OpenSSL contexts")
 struct EntryVerifierTests {
     @Test("the signed bytes are SignatureVerifier.signedString, whatever the fingerprint's bytes and the name")

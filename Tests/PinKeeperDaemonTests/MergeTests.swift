@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 @testable import PinKeeperDaemon
 
-@Suite("PinMerger (PROTOCOL.md §4.3)")
+@Suite("PinMerger (docs/protocol.md §4)")
 struct MergeTests {
     /// Fixed time between the two vector entries' expiries (2018 and 2100).
     static let now: Int64 = 1_700_000_000
@@ -119,7 +119,7 @@ struct MergeTests {
         #expect(try Self.failure(received: received)?.result == .invalidSignature)
     }
 
-    // MARK: Static mode: unsigned fields (PRODUCT.md §6 "Nothing unsigned decides trust")
+    // MARK: Static mode: unsigned fields (docs/protocol.md §6, static mode)
 
     static let pinningOff = DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [])
 
@@ -149,7 +149,7 @@ struct MergeTests {
         #expect(outcome.added == 0)
     }
 
-    // MARK: Keys (PRODUCT.md §6 "Removing a key removes its pins")
+    // MARK: Keys (docs/cache-format.md, "Removing a key removes its pins")
 
     @Test func staticPinsRecordTheKeyThatVerifiedThem() throws {
         let (_, valid) = try Vectors.staticList()

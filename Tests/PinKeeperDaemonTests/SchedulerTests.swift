@@ -71,7 +71,7 @@ struct SchedulerTests {
         return policy
     }
 
-    // MARK: NextUpdate.interval (PROTOCOL.md §4.4)
+    // MARK: NextUpdate.interval (docs/protocol.md §4)
 
     @Test func everySchedulerCaseWasLoaded() {
         #expect(SchedulerCase.all.count == 18)

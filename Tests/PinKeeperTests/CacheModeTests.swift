@@ -3,7 +3,7 @@ import PinKeeper
 import Testing
 
 /// `pinkeeper.mode` and the per-entry `key`: what a reader may trust from a static-mode file
-/// (PRODUCT.md §6 "Nothing unsigned decides trust"), and what pinkeeper records for itself.
+/// (docs/protocol.md §6, static mode), and what pinkeeper records for itself.
 @Suite("Cache files: list mode and keys")
 struct CacheModeTests {
     static let now = Sample.now

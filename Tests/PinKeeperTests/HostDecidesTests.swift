@@ -1,7 +1,7 @@
 import PinKeeper
 import Testing
 
-/// PROTOCOL.md §5.1: the host the client verified (H) and the leaf's common name (N) both take
+/// docs/protocol.md §5: the host the client verified (H) and the leaf's common name (N) both take
 /// part; the name the certificate chose never lifts the host's requirement to match a pin.
 @Suite("The host decides")
 struct HostDecidesTests {

@@ -3,7 +3,7 @@ import PinKeeper
 import TestSupport
 import Testing
 
-@Suite("PinValidator (PROTOCOL.md §5)")
+@Suite("PinValidator (docs/protocol.md §5)")
 struct ValidationTests {
     let now = Sample.now
     let name = "api.example.com"

@@ -100,6 +100,7 @@ test-c: c-reader $(CR_TEST_PROGRAMS)
 	python3 $(CR_SRC)/tests/play_commands.py $(CR_TOP)/Tests/Conformance/cases.json $(CR_CLI) || status=1; \
 	python3 $(CR_SRC)/tests/tls.py $(CR_TESTS) || status=1; \
 	page=$$(groff -man -ww -z $(CR_TOP)/docs/man/libpinkeeper.3 2>&1); [ -z "$$page" ] || { echo "$$page"; status=1; }; \
+	mkdir -p $(CR_FUZZ); \
 	$(MAKE) --no-print-directory fuzz-c FUZZ_SECONDS=20 >$(CR_FUZZ)/short-run.log 2>&1 || { tail -40 $(CR_FUZZ)/short-run.log; status=1; }; \
 	exit $$status
 

@@ -170,7 +170,7 @@ func challengeBody(rt *route) []byte {
 	return body.Bytes()
 }
 
-// staticBody signs each entry over name&fingerprint&expires (PROTOCOL 3.2).
+// staticBody signs each entry over name&fingerprint&expires (docs/protocol.md §3).
 func staticBody(rt *route) ([]byte, error) {
 	var body bytes.Buffer
 	body.WriteString(`{"fingerprints":[`)

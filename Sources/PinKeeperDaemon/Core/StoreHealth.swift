@@ -1,4 +1,4 @@
-/// How a store stands, as `status`, STATUS= and metrics describe it (PRODUCT.md §2).
+/// How a store stands, as `status`, STATUS= and metrics describe it (pinkeeper(8), COMMANDS).
 /// `unknown`: valid pins remain but the state file could not be read, so the last result is unknown.
 public enum StoreHealth: String, Sendable, Comparable, CaseIterable {
     case fresh, stale, unknown, failing, empty

@@ -1,4 +1,4 @@
-/// The outcome names operators see in logs, the journal, status and metrics (PROTOCOL.md §6).
+/// The outcome names operators see in logs, the journal, status and metrics (docs/protocol.md §4).
 public enum UpdateResult: String, Sendable, Codable, CaseIterable {
     case ok
     case networkError = "network-error"

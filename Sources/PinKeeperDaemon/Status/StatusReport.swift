@@ -105,7 +105,7 @@ public struct StatusReport: Sendable, Equatable {
             authoritative: store.policy.authoritative)
     }
 
-    /// PRODUCT.md §2: 0 all fresh; 1 some failing, stale or unknown but every store has valid
+    /// pinkeeper(8), EXIT STATUS: 0 all fresh; 1 some failing, stale or unknown but every store has valid
     /// pins; 2 any store empty. A probe that found its host unpinned makes it at least 1.
     public var exitCode: Int32 {
         if stores.contains(where: { $0.health == .empty }) { return 2 }

@@ -1,4 +1,4 @@
-/// When to retry a store whose update failed (PROTOCOL.md §6): `retry_min` doubling per
+/// When to retry a store whose update failed (docs/protocol.md §4): `retry_min` doubling per
 /// consecutive failure up to `retry_max`, with "equal jitter" (the upper half of the step is
 /// random) so failing hosts do not retry in lock-step.
 public enum Backoff {

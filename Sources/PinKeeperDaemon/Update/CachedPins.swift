@@ -1,7 +1,7 @@
 import PinKeeper
 
 /// What a store's published file may keep under the store's *current* configuration
-/// (PRODUCT.md §6), decided before anything else uses the file:
+/// (docs/cache-format.md, "Removing a key removes its pins"), decided before anything else uses the file:
 ///
 /// - **Removing a key removes its pins.** Every pin records the configured key that verified it.
 ///   A static pin whose key is gone (or that records none: written by an older pinkeeper) is

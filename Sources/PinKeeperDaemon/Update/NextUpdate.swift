@@ -1,6 +1,6 @@
 import PinKeeper
 
-/// When to fetch a store again after a successful update (PROTOCOL.md §4.4 and §6).
+/// When to fetch a store again after a successful update (docs/protocol.md §4).
 public enum NextUpdate {
     /// Wultra's schedule. `pins` must be unexpired at `now`: only the latest-expiring entry of
     /// each name counts, because once a replacement exists the older certificate's expiry no

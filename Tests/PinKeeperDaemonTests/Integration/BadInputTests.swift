@@ -4,7 +4,7 @@ import PinKeeper
 @testable import PinKeeperDaemon
 import Testing
 
-/// Every bad input of PRODUCT.md §6: one clear error line naming the store and the reason,
+/// Every bad input of docs/cache-format.md, "Guarantees": one clear error line naming the store and the reason,
 /// the published file byte-identical, and a retry scheduled.
 @Suite("Bad input leaves the published cache untouched")
 struct BadInputTests {

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// `run` and `update` create the cache and state directories they are given, and a directory
-/// that cannot be made or used is one clear error at start (PRODUCT.md §4).
+/// that cannot be made or used is one clear error at start (docs/cache-format.md).
 @Suite("Cache and state directories")
 struct DirectoryTests {
     private func mode(_ path: URL) -> mode_t? {

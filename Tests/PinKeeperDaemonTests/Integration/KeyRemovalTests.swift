@@ -4,7 +4,7 @@ import PinKeeper
 import TestSupport
 import Testing
 
-/// PRODUCT.md §6 "Removing a key removes its pins", through the real binary: `pinkeeper run`
+/// docs/cache-format.md, "Removing a key removes its pins", through the real binary: `pinkeeper run`
 /// reloading on SIGHUP and `pinkeeper update`, with the pinning service up and down.
 @Suite("Removing a public key removes its pins", .serialized)
 struct KeyRemovalTests {
@@ -22,7 +22,7 @@ struct KeyRemovalTests {
         return OpenSSL.shell("base64 -d <\"$1\" | sha256sum | cut -c1-16", arguments: [file])
     }
 
-    /// A static entry signed by the `openssl` CLI with signing key `key` (PROTOCOL.md §3.2).
+    /// A static entry signed by the `openssl` CLI with signing key `key` (docs/protocol.md §3).
     static func signedEntry(_ name: String, _ byte: UInt8, key: Int) -> [String: Any] {
         let fingerprint = Lists.fingerprint(byte)
         let signature = OpenSSL.shell(

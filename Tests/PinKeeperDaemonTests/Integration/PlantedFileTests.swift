@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// A FIFO planted at a cache or state path would block a plain open(2) until someone writes to
-/// it: every command must refuse it at once instead (PRODUCT.md §6).
+/// it: every command must refuse it at once instead (docs/cache-format.md, "Nothing planted is followed").
 @Suite("Planted FIFOs never block a command")
 struct PlantedFileTests {
     private func pinkeeper(_ arguments: [String]) -> ChildProcess.Result {

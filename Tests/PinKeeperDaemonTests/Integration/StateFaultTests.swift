@@ -5,7 +5,7 @@ import PinKeeper
 import Testing
 
 /// The state file is bookkeeping: when it cannot be written, back-off goes on from what the
-/// process remembers; when it cannot be read, status says the result is unknown (PRODUCT.md §4).
+/// process remembers; when it cannot be read, status says the result is unknown (docs/cache-format.md).
 @Suite("State file faults")
 struct StateFaultTests {
     @Test("the state file cannot be saved: back-off still grows from the failures counted in memory")

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// One writer per store: the running daemon and a manual `pinkeeper update` take turns through
-/// `<state_directory>/<store>.lock` (PRODUCT.md §6).
+/// `<state_directory>/<store>.lock` (docs/cache-format.md, "One writer per store").
 @Suite("Per-store lock")
 struct StoreLockTests {
     /// Holds the store's lock the way another pinkeeper process would.

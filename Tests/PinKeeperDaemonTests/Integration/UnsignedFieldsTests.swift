@@ -4,7 +4,7 @@ import PinKeeper
 import TestSupport
 import Testing
 
-/// PRODUCT.md §6 "Nothing unsigned decides trust": a static list signs only `name&fingerprint&expires`,
+/// docs/protocol.md §6, static mode: a static list signs only `name&fingerprint&expires`,
 /// so whoever can alter the hosted file (a CDN, a MITM with a rogue CA) controls its `domainsConfig`
 /// and every entry's `depth`. Neither may reach the published file or a reader's verdict.
 @Suite("Static lists: unsigned fields decide nothing")

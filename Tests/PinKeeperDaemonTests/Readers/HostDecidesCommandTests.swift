@@ -4,7 +4,7 @@ import PinKeeper
 import TestSupport
 import Testing
 
-/// PROTOCOL.md §5.1 through `pinkeeper validate` and `pinkeeper probe`, with certificates whose
+/// docs/protocol.md §5 through `pinkeeper validate` and `pinkeeper probe`, with certificates whose
 /// common name differs from the host they were issued for (SAN), served over loopback TLS.
 @Suite("The host decides: validate and probe with a certificate that chose its own CN")
 struct HostDecidesCommandTests {

@@ -76,16 +76,16 @@ public struct CacheFile: Sendable, Equatable {
 
     /// `encoded()` as an array, which a writer can take without a copy.
     public func encodedBytes() -> [UInt8] {
-        var out: [UInt8] = []
+        var out = JSONOutput()
         // Each entry's strings plus its fixed text (keys, quotes, at most 20 digits per number):
         // growing a buffer this size by doubling would hold both copies at once.
-        out.reserveCapacity(
+        out.bytes.reserveCapacity(
             list.pins.reduce(512) { size, pin in
                 size + 128 + pin.name.utf8.count + 44 + (pin.signature?.utf8.count ?? 0)
                     + (pin.key?.utf8.count ?? 0)
             })
         Self.encode(list.pins, list.domainsConfig, metadata, into: &out, pieceSize: .max) { _ in }
-        return out
+        return out.bytes
     }
 
     /// `encodedBytes()` in pieces of at least `pieceSize` bytes (the last may be shorter), each
@@ -103,95 +103,77 @@ public struct CacheFile: Sendable, Equatable {
         pins: Pins, domainsConfig: DomainsConfig?, metadata: Metadata,
         inPiecesOf pieceSize: Int, to write: ([UInt8]) throws(Failure) -> Void
     ) throws(Failure) {
-        var out: [UInt8] = []
-        out.reserveCapacity(pieceSize + 4096)
+        var out = JSONOutput()
+        out.bytes.reserveCapacity(pieceSize + 4096)
         try encode(pins, domainsConfig, metadata, into: &out, pieceSize: pieceSize, write)
-        if !out.isEmpty { try write(out) }
+        if !out.bytes.isEmpty { try write(out.bytes) }
     }
 
+    /// Writes whole pieces of at least `pieceSize` bytes as they fill; the rest stays in `out`.
     private static func encode<Pins: Sequence<Pin>, Failure: Error>(
         _ pins: Pins, _ domainsConfig: DomainsConfig?, _ metadata: Metadata,
-        into out: inout [UInt8], pieceSize: Int, _ write: ([UInt8]) throws(Failure) -> Void
+        into out: inout JSONOutput, pieceSize: Int, _ write: ([UInt8]) throws(Failure) -> Void
     ) throws(Failure) {
-        func put(_ text: StaticString) {
-            out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-        }
-        func put(_ text: String) { out.append(contentsOf: text.utf8) }
-        func putString(_ value: String) {
-            // Names, fingerprints and signatures almost never need escaping: copy them as they are.
-            var value = value
-            let copied = value.withUTF8 { bytes in
-                guard bytes.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C }) else { return false }
-                out.append(0x22)
-                out.append(contentsOf: bytes)
-                out.append(0x22)
-                return true
-            }
-            if !copied { put(jsonString(value)) }
-        }
-        func putInteger(_ value: Int64) {
-            // Digits straight into the buffer, without a String or an array per number.
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-                var rest = value.magnitude
-                var start = 20
-                repeat {
-                    start -= 1
-                    digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    rest /= 10
-                } while rest != 0
-                if value < 0 { out.append(UInt8(ascii: "-")) }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
-            }
-        }
-        put("{\n  \"fingerprints\": [")
+        out.put("{\n  \"fingerprints\": [")
         var empty = true
         for pin in pins {
-            put(empty ? "\n    {\"name\": " : ",\n    {\"name\": ")
+            out.put(empty ? "\n    {\"name\": " : ",\n    {\"name\": ")
             empty = false
-            putString(pin.name)
-            put(", \"fingerprint\": \"")
-            Base64Digest.encode(pin.digest, into: &out)
-            put("\", \"expires\": ")
-            putInteger(pin.expires)
-            if pin.depth != 0 {
-                put(", \"depth\": ")
-                putInteger(Int64(pin.depth))
-            }
-            if let signature = pin.signature {
-                put(", \"signature\": ")
-                putString(signature)
-            }
-            if let key = pin.key {
-                put(", \"key\": ")
-                putString(key)
-            }
-            put("}")
-            if out.count >= pieceSize {
-                try write(out)
-                out.removeAll(keepingCapacity: true)
+            encode(pin, into: &out)
+            if out.bytes.count >= pieceSize {
+                try write(out.bytes)
+                out.bytes.removeAll(keepingCapacity: true)
             }
         }
-        put(empty ? "],\n" : "\n  ],\n")
-        if let domains = domainsConfig {
-            put("  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": \(domains.sslPinningRequiredForUnlisted), \"domains\": [")
-            for (index, domain) in domains.domains.enumerated() {
-                put(index == 0 ? "{\"name\": " : ", {\"name\": ")
-                putString(domain.name)
-                put(", \"sslPinningRequired\": \(domain.sslPinningRequired)}")
-            }
-            put("]")
-            if let key = domains.key {
-                put(", \"key\": ")
-                putString(key)
-            }
-            put("},\n")
+        out.put(empty ? "],\n" : "\n  ],\n")
+        if let domainsConfig { encode(domainsConfig, into: &out) }
+        encode(metadata, into: &out)
+    }
+
+    /// One entry after its `{"name": `, in the order every version has written them.
+    private static func encode(_ pin: Pin, into out: inout JSONOutput) {
+        out.putString(pin.name)
+        out.put(", \"fingerprint\": \"")
+        Base64Digest.encode(pin.digest, into: &out.bytes)
+        out.put("\", \"expires\": ")
+        out.putInteger(pin.expires)
+        if pin.depth != 0 {
+            out.put(", \"depth\": ")
+            out.putInteger(Int64(pin.depth))
         }
-        put("  \"pinkeeper\": {\"format\": \(metadata.format), \"store\": ")
-        putString(metadata.store)
-        if let mode = metadata.mode { put(", \"mode\": \"\(mode.rawValue)\"") }
-        put(", \"source\": ")
-        putString(metadata.source)
-        put(", \"updated\": \(metadata.updated), \"nextUpdate\": \(metadata.nextUpdate)}\n}\n")
+        if let signature = pin.signature {
+            out.put(", \"signature\": ")
+            out.putString(signature)
+        }
+        if let key = pin.key {
+            out.put(", \"key\": ")
+            out.putString(key)
+        }
+        out.put("}")
+    }
+
+    private static func encode(_ domains: DomainsConfig, into out: inout JSONOutput) {
+        out.put("  \"domainsConfig\": {\"sslPinningRequiredForUnlisted\": \(domains.sslPinningRequiredForUnlisted), \"domains\": [")
+        for (index, domain) in domains.domains.enumerated() {
+            out.put(index == 0 ? "{\"name\": " : ", {\"name\": ")
+            out.putString(domain.name)
+            out.put(", \"sslPinningRequired\": \(domain.sslPinningRequired)}")
+        }
+        out.put("]")
+        if let key = domains.key {
+            out.put(", \"key\": ")
+            out.putString(key)
+        }
+        out.put("},\n")
+    }
+
+    private static func encode(_ metadata: Metadata, into out: inout JSONOutput) {
+        out.put("  \"pinkeeper\": {\"format\": \(metadata.format), \"store\": ")
+        out.putString(metadata.store)
+        if let mode = metadata.mode { out.put(", \"mode\": \"\(mode.rawValue)\"") }
+        out.put(", \"source\": ")
+        out.putString(metadata.source)
+        out.put(", \"updated\": \(metadata.updated), \"nextUpdate\": \(metadata.nextUpdate)}\n}\n")
     }
 }
 

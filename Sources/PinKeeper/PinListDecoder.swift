@@ -10,34 +10,35 @@ import Glibc
 /// numbers like `1.0` or `1e3` are not integers, and a member read here that appears twice
 /// (which `JSONDecoder` read as its first occurrence and Python's `json` as its last) is refused.
 /// Members it does not know are skipped, whatever their shape.
+// Members are internal, not private: the value readers in PinListDecoder+Values.swift use them.
 struct PinListDecoder {
-    private var scanner: JSONScanner
-    private let readsCacheFields: Bool
+    var scanner: JSONScanner
+    let readsCacheFields: Bool
     /// Takes each valid entry instead of the list: a caller that keeps entries its own way.
-    private let each: ((Pin) -> Void)?
+    let each: ((Pin) -> Void)?
 
     // The first problem of each part. When several parts have one, the document is reported by
     // the first in this order, which is the order `JSONDecoder` met them in (whatever their
     // order in the document); a syntax error anywhere is thrown at once and comes before all.
-    private var fingerprintsError: String?
-    private var domainsConfigError: String?
-    private var metadataError: String?
+    var fingerprintsError: String?
+    var domainsConfigError: String?
+    var metadataError: String?
     /// A fingerprint that is not base64 or a negative depth: checked after all the types.
-    private var entryValueError: String?
+    var entryValueError: String?
     /// A `pinkeeper.mode` this version does not know: unsupported, once the content is valid.
-    private var unknownMode: String?
+    var unknownMode: String?
 
     /// The previous entry's name and key. Entries of one name follow each other and a file has
     /// few keys, so an entry that repeats them shares their storage instead of allocating its own.
-    private var lastName = LastString(), lastKey = LastString()
+    var lastName = LastString(), lastKey = LastString()
 
     /// A string value and where its token (quotes included) lies in the document.
-    private struct LastString {
+    struct LastString {
         var token = 0..<0
         var value = ""
     }
 
-    private init(_ bytes: UnsafeRawBufferPointer, readsCacheFields: Bool, each: ((Pin) -> Void)?) {
+    init(_ bytes: UnsafeRawBufferPointer, readsCacheFields: Bool, each: ((Pin) -> Void)?) {
         scanner = JSONScanner(bytes)
         self.readsCacheFields = readsCacheFields
         self.each = each
@@ -54,7 +55,7 @@ struct PinListDecoder {
     }
 
     /// A member of a known object, before its type was checked against what the field needs.
-    private enum Field<Value> {
+    enum Field<Value> {
         case missing
         case value(Value)
         case null
@@ -64,7 +65,7 @@ struct PinListDecoder {
         case invalid(String)
     }
 
-    private enum Key {
+    enum Key {
         case fingerprints, domainsConfig, pinkeeper
         case name, fingerprint, expires, depth, signature, key
         case sslPinningRequiredForUnlisted, domains, sslPinningRequired
@@ -310,122 +311,4 @@ struct PinListDecoder {
                 nextUpdate: nextUpdate, mode: listMode))
     }
 
-    // MARK: Values
-
-    /// Reads a known member's value the first time its name appears in an object (of nesting
-    /// `depth`); a second time makes it `.duplicate`.
-    private mutating func member<Value>(
-        _ field: inout Field<Value>, in depth: Int,
-        _ read: (inout Self) throws(PinListError) -> Field<Value>
-    ) throws(PinListError) {
-        guard case .missing = field else {
-            field = .duplicate
-            return try scanner.skipValue(depth: depth)
-        }
-        field = try read(&self)
-    }
-
-    private mutating func string(depth: Int) throws(PinListError) -> Field<String> {
-        let kind = try scanner.peekKind()
-        return kind == .string ? .value(try scanner.readString()) : try other(kind, depth: depth)
-    }
-
-    private enum Repeated { case name, key }
-
-    /// A string, which is the previous entry's name or key again when its token repeats the
-    /// previous one's bytes (the same token is the same valid string).
-    private mutating func string(depth: Int, reusing repeated: Repeated) throws(PinListError) -> Field<String> {
-        let kind = try scanner.peekKind()
-        guard kind == .string else { return try other(kind, depth: depth) }
-        // Each branch reads its own field: a copy of the whole LastString would retain its value.
-        if repeated == .name {
-            if scanner.skipRepeatedToken(lastName.token) { return .value(lastName.value) }
-        } else if scanner.skipRepeatedToken(lastKey.token) {
-            return .value(lastKey.value)
-        }
-        let start = scanner.position
-        let value = try scanner.readString()
-        let read = LastString(token: start..<scanner.position, value: value)
-        if repeated == .name { lastName = read } else { lastKey = read }
-        return .value(value)
-    }
-
-    private mutating func integer(depth: Int) throws(PinListError) -> Field<Int64> {
-        let kind = try scanner.peekKind()
-        guard kind == .number else { return try other(kind, depth: depth) }
-        return try scanner.readNumber().map { .value($0) } ?? .wrongType
-    }
-
-    private mutating func boolean(depth: Int) throws(PinListError) -> Field<Bool> {
-        let kind = try scanner.peekKind()
-        guard kind == .boolean else {
-            // JSONDecoder called a null boolean "not a boolean" (a null string "null"): same words.
-            let field: Field<Bool> = try other(kind, depth: depth)
-            if case .null = field { return .wrongType }
-            return field
-        }
-        return .value(try scanner.readLiteral()!)
-    }
-
-    /// A fingerprint's 32 bytes, `.value(nil)` for a string that is not their base64.
-    private mutating func digest() throws(PinListError) -> Field<SHA256Digest?> {
-        let kind = try scanner.peekKind()
-        guard kind == .string else { return try other(kind, depth: 3) }
-        if let digest = scanner.readPlainDigest() { return .value(digest) }
-        return .value(try scanner.withStringBytes(Base64Digest.decode))
-    }
-
-    /// Skips a value that is not of the kind wanted: `.null` or `.wrongType`.
-    private mutating func other<Value>(_ kind: JSONScanner.Kind, depth: Int) throws(PinListError) -> Field<Value> {
-        if kind == .null {
-            _ = try scanner.readLiteral()
-            return .null
-        }
-        try scanner.skipValue(depth: depth)
-        return .wrongType
-    }
-
-    // MARK: Problems
-
-    private static func note(_ error: inout String?, _ reason: @autoclosure () -> String) {
-        if error == nil { error = reason() }
-    }
-
-    private static func problem<Value>(_ field: Field<Value>, _ path: String, _ expected: String) -> PinListError {
-        switch field {
-        case .missing: PinListError(.invalidContent, reason: "\(path) is missing")
-        case .null: PinListError(.invalidContent, reason: "\(path) is null, expected \(expected)")
-        case .wrongType: PinListError(.invalidContent, reason: "\(path) is not \(expected)")
-        case .duplicate: PinListError(.invalidContent, reason: "\(path) appears more than once")
-        case .invalid(let reason): PinListError(.invalidContent, reason: reason)
-        case .value: PinListError(.invalidContent, reason: "\(path) is valid")
-        }
-    }
-
-    /// The value of a member that must be there, or nil after noting why it is not usable.
-    private static func required<Value>(
-        _ field: consuming Field<Value>, _ error: inout String?,
-        _ path: @autoclosure () -> String, _ expected: String
-    ) -> Value? {
-        switch consume field {
-        case .value(let value): return value
-        case let other:
-            note(&error, problem(other, path(), expected).reason)
-            return nil
-        }
-    }
-
-    /// `.some(nil)` for a member that is absent or null, nil after noting why it is not usable.
-    private static func optional<Value>(
-        _ field: consuming Field<Value>, _ error: inout String?,
-        _ path: @autoclosure () -> String, _ expected: String
-    ) -> Value?? {
-        switch consume field {
-        case .value(let value): return .some(value)
-        case .missing, .null: return .some(nil)
-        case let other:
-            note(&error, problem(other, path(), expected).reason)
-            return nil
-        }
-    }
 }

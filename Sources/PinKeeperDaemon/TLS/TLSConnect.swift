@@ -96,8 +96,18 @@ public enum TLSConnect {
         guard let ssl = SSL_new(context) else { throw setupError("SSL_new") }
         defer { SSL_free(ssl) }
         guard SSL_set_fd(ssl, fd) == 1 else { throw setupError("SSL_set_fd") }
+        try expect(serverName, on: ssl)
+        try finishHandshake(ssl, fd, peer: peer, waiting: wait)
+        // close_notify, once and without waiting for the answer (the socket is non-blocking).
+        defer { _ = SSL_shutdown(ssl) }
+
+        return outcome(of: ssl, peer: peer)
+    }
+
+    /// The name OpenSSL verifies the certificate for. RFC 6066: SNI carries host names only; an
+    /// address is checked against the certificate's IP addresses.
+    private static func expect(_ serverName: String, on ssl: OpaquePointer) throws(TLSConnectError) {
         if HostName.isIPAddress(serverName) {
-            // RFC 6066: SNI carries host names only; an address is checked against the IP SANs.
             guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName) == 1 else {
                 throw setupError("X509_VERIFY_PARAM_set1_ip_asc")
             }
@@ -106,7 +116,10 @@ public enum TLSConnect {
             SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
             guard SSL_set1_host(ssl, serverName) == 1 else { throw setupError("SSL_set1_host") }
         }
+    }
 
+    /// `SSL_connect` until the handshake ends, waiting for the socket in between.
+    private static func finishHandshake(_ ssl: OpaquePointer, _ fd: Int32, peer: String, waiting wait: Waiter) throws(TLSConnectError) {
         while true {
             ERR_clear_error()
             let result = SSL_connect(ssl)
@@ -125,9 +138,10 @@ public enum TLSConnect {
                         + (reasons.isEmpty ? ": the server closed the connection" : reasons))
             }
         }
-        // close_notify, once and without waiting for the answer (the socket is non-blocking).
-        defer { _ = SSL_shutdown(ssl) }
+    }
 
+    /// The chains and the verification result of a finished handshake.
+    private static func outcome(of ssl: OpaquePointer, peer: String) -> TLSHandshake {
         let presented = derCertificates(SSL_get_peer_cert_chain(ssl)) ?? []
         var verified: [[UInt8]] = []
         var failure: String?
@@ -303,40 +317,4 @@ public enum TLSConnect {
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Int64(now.tv_sec) * 1_000 + Int64(now.tv_nsec) / 1_000_000
     }
-}
-
-/// A client `SSL_CTX` for one trust setting: `caFile` alone, or OpenSSL's default trust. Loading
-/// a trust store is most of a handshake's cost (Debian's 140 CA certificates take about 30 ms
-/// of CPU), so one context serves every handshake that trusts the same CAs, on any thread:
-/// OpenSSL 3 lets threads create `SSL` objects from a context that is no longer changed, and
-/// its trust store locks itself.
-public final class TLSClientContext: @unchecked Sendable {  // the SSL_CTX is never changed after init
-    let context: OpaquePointer
-
-    public init(caFile: String?) throws(TLSConnectError) {
-        ERR_clear_error()
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSConnect.setupError("SSL_CTX_new") }
-        guard pinkeeper_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
-            SSL_CTX_free(context)
-            throw TLSConnect.setupError("SSL_CTX_set_min_proto_version")
-        }
-        _ = pinkeeper_SSL_CTX_set_max_cert_list(context, TLSConnect.maxCertificateListBytes)
-        SSL_CTX_set_verify_depth(context, TLSConnect.maxChainDepth)
-        if let caFile {
-            guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
-                SSL_CTX_free(context)
-                throw TLSConnectError(kind: .caFile, description: "the CA file \(caFile) holds no usable CA certificate\(TLSConnect.drainErrors())")
-            }
-        } else {
-            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-                SSL_CTX_free(context)
-                throw TLSConnect.setupError("SSL_CTX_set_default_verify_paths")
-            }
-        }
-        SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)  // verified after the handshake, with the chain in hand
-        self.context = context
-    }
-
-    deinit { SSL_CTX_free(context) }
-
 }

@@ -6,13 +6,14 @@ import Testing
 @testable import PinKeeperDaemon
 
 /// Every fast path a static list takes for scale is held to the simple one. The fast path is
-/// `StoreUpdater.plan` as an update runs it: entries kept compact (`StaticEntries`), verified
-/// while the list is read (`EarlyVerification`), merged by `PinMerger.mergeStatic`, the file
-/// written beside the published one while the rest is verified (`earlyPublication`), then put
-/// in place (`CacheDirectory.commit`). The simple path decodes the list (`PinList`), merges it
-/// with the rules written out plainly (`PinMerger.mergeDecoded`) and encodes a `CacheFile`.
-/// On generated lists signed with real P-256 keys both must give the same pins, counts,
-/// digest and schedule, the same refusal word for word, and the same published bytes.
+/// `StoreUpdater.fetchAndPublish` as an update runs it: entries kept compact (`StaticEntries`),
+/// verified while the list is read (`EarlyVerification`), merged by `PinMerger.mergeStatic`,
+/// the file written beside the published one while the rest is verified (`earlyPublication`),
+/// then put in place (`CacheDirectory.commit`). The simple path decodes the list (`PinList`),
+/// merges it with the rules written out plainly (`PinMerger.mergeDecoded`) and encodes a
+/// `CacheFile`. On generated lists signed with real P-256 keys both must give the same pins,
+/// counts, digest and schedule, the same refusal word for word, and the same published bytes,
+/// and leave no temp file behind.
 @Suite("Fast paths against the simple path (static lists)")
 struct FastPathPropertyTests {
     /// What an update of one list came to, as far as anyone can see it.
@@ -90,13 +91,17 @@ struct FastPathPropertyTests {
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: root.path)
             #expect(leftovers.isEmpty, "\(item): left \(leftovers) after \(Self.describe(fast))")
             tally.cases += 1
-            if case .refused = fast { tally.refused += 1 } else if written { tally.writtenWhileVerifying += 1 } else { tally.publishedAfterwards += 1 }
+            switch fast {
+            case .refused: tally.refused += 1
+            case .published: if written { tally.writtenWhileVerifying += 1 } else { tally.publishedAfterwards += 1 }
+            }
         }
         return tally
     }
 
-    /// `plan` as `update` runs it (`writing`), against a server that answers `body`; the file
-    /// it prepared (or, when it prepared none, the one it publishes) read back from disk.
+    /// `fetchAndPublish` as `update` runs it (`plan` writing the file while verifying, then
+    /// `commit`, or `publish` when it prepared none), against a server that answers `body`; the
+    /// published file read back from disk.
     static func fast(_ item: StaticListCase, body: Data, cache: CacheDirectory) async throws -> (Answer, written: Bool) {
         let updater = StoreUpdater(
             fetcher: Canned(body: body), cache: cache, state: StateDirectory(path: cache.path), random: random,
@@ -104,13 +109,13 @@ struct FastPathPropertyTests {
         let store = item.store
         let plan: StoreUpdater.Plan
         do {
-            plan = try await updater.plan(store, from: .server, published: item.published, record: StoreState(), now: StaticListCase.now, writing: true)
+            plan = try await updater.fetchAndPublish(
+                store, from: .server, published: item.published, record: StoreState(), now: StaticListCase.now)
         } catch {
             return (.refused(error), false)
         }
         var bytes: [UInt8]?
-        if let file = plan.file {
-            if let prepared = plan.prepared { try cache.commit(prepared, as: file) } else { try cache.publish(file) }
+        if plan.file != nil {
             bytes = Array(try Data(contentsOf: URL(fileURLWithPath: cache.filePath(for: store.id))))
             try FileManager.default.removeItem(atPath: cache.filePath(for: store.id))
         }
@@ -171,7 +176,7 @@ struct FastPathPropertyTests {
             return "\(published.pins.count) pins, added \(published.added), expired \(published.expiredReceived), "
                 + "unexpected \(published.unexpectedNames), unsigned fields \(published.ignoredUnsignedFields), "
                 + "digest \(published.listDigest ?? "none"), next \(published.nextUpdate), "
-                + "\(published.bytes.map { "\($0.count) bytes \(SHA256.digest($0).prefix(4).map { String($0, radix: 16) }.joined())" } ?? "no file")"
+                + (published.bytes.map { "\($0.count) bytes, SHA-256 \(lowerHex(SHA256.digest($0)))" } ?? "no file")
         }
     }
 }

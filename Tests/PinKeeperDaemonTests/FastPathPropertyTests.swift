@@ -77,6 +77,27 @@ struct FastPathPropertyTests {
         #expect(tally.writtenWhileVerifying + tally.publishedAfterwards >= 3, "\(tally)")
     }
 
+    /// The file written while verifying a list that is then refused (or signed by another key)
+    /// must be gone when the update returns, before the store's lock goes: its task may still
+    /// be held (here by the test, in an update by the runtime for a moment), so `settle` must
+    /// remove the file itself rather than leave it to the last reference.
+    @Test("a file written while verifying but not published is gone once settled, whoever holds its task")
+    func unpublishedFileIsRemoved() async throws {
+        let root = TestEnvironment.temporaryDirectory("fast-path-settle")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let cache = CacheDirectory(path: root.path)
+        let now = StaticListCase.now
+        let metadata = CacheFile.Metadata(store: "fast", source: "https://127.0.0.1/fast", updated: now, nextUpdate: now + 9, mode: .static)
+        let writes = EarlyWrites()
+        let task = Task.detached { try? cache.prepare(pins: [Pin](), domainsConfig: nil, metadata: metadata) }
+        writes.started(task)
+        #expect(await task.value != nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).count == 1, "nothing was prepared")
+        await writes.settle()
+        let left = try withExtendedLifetime(task) { try FileManager.default.contentsOfDirectory(atPath: root.path) }
+        #expect(left.isEmpty, "left \(left)")
+    }
+
     /// Runs every case both ways in a cache directory of its own.
     func holds(_ cases: [StaticListCase]) async throws -> Tally {
         let root = TestEnvironment.temporaryDirectory("fast-path")

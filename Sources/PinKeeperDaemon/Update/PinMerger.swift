@@ -1,7 +1,7 @@
 import PinKeeper
 
 /// Merges a verified-or-to-be-verified response with the pins a store already trusts
-/// (PROTOCOL.md §4.3): expired entries are skipped, known entries are not verified again,
+/// (docs/protocol.md, "An update"): expired entries are skipped, known entries are not verified again,
 /// one bad entry rejects the whole response, and the result is in published order.
 ///
 /// Every pin that comes out records the configured key that verified it (`Pin.key`), and a

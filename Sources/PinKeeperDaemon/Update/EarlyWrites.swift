@@ -2,7 +2,9 @@ import Synchronization
 
 /// The files `earlyPublication` started writing. `plan` waits for those it does not publish
 /// (the list refused, or signed by another key): each is discarded once written, so nothing is
-/// left behind once the store's lock goes.
+/// left behind once the store's lock goes. Discarded here, not left to the file's `deinit`: the
+/// finished task still holds the file until the runtime lets the task go, which may be after
+/// the update has returned and the lock is released.
 final class EarlyWrites: Sendable {
     private let tasks = Mutex<[Task<AtomicWriter.PreparedFile?, Never>]>([])
 
@@ -11,6 +13,6 @@ final class EarlyWrites: Sendable {
     func settle() async {
         for task in tasks.withLock({ tasks in
             defer { tasks = [] }; return tasks
-        }) { _ = await task.value }
+        }) { await task.value?.discard() }
     }
 }

@@ -49,6 +49,16 @@ public struct PinMerger: Sendable {
                 cached: cached, received: StaticEntries(received.pins), hadDomainsConfig: received.domainsConfig != nil, now: now
             ).outcome
         }
+        return try mergeDecoded(cached: cached, received: received, responseKey: responseKey, now: now)
+    }
+
+    /// The merge rules written out plainly over a decoded list, for both modes. A challenge list
+    /// always takes this way. A static list takes `mergeStatic` (compact entries, verified early,
+    /// its file written while verifying); it comes here only from FastPathPropertyTests, which
+    /// need this simple path beside that fast one to require the same pins, failures and bytes.
+    func mergeDecoded(
+        cached: [Pin], received: PinList, responseKey: PublicKey? = nil, now: Int64
+    ) throws(UpdateFailure) -> Outcome {
         let configured = Set(verifier.keys.map(\.id))
         var merged = cached.filter { !$0.isExpired(at: now) && $0.key.map(configured.contains) == true }
         var unlisted = 0
@@ -63,11 +73,15 @@ public struct PinMerger: Sendable {
         var expired = 0
         for var pin in received.pins {
             if pin.isExpired(at: now) { expired += 1; continue }
+            if mode == .static { pin.depth = 0 }  // outside the signed bytes
             guard known.insert(pin.identity).inserted else { continue }
-            pin.signature = nil  // the response signature covered it
-            pin.key = responseKey?.id
+            if mode == .challenge {
+                pin.signature = nil  // the response signature covered it
+                pin.key = responseKey?.id
+            }
             fresh.append(pin)
         }
+        if mode == .static { try verifyEntries(&fresh) }
 
         var unexpected: [String] = []
         if let expectedCommonNames {
@@ -81,10 +95,29 @@ public struct PinMerger: Sendable {
             let why = received.pins.isEmpty ? "the list is empty" : "every entry in the list has expired"
             throw UpdateFailure(.storeEmpty, "\(why) and no cached pin is still valid")
         }
-        var domainsConfig = received.domainsConfig
+        var domainsConfig = mode == .challenge ? received.domainsConfig : nil
         domainsConfig?.key = responseKey?.id
         return Outcome(
             pins: merged, domainsConfig: domainsConfig, added: fresh.count, expiredReceived: expired,
-            unexpectedNames: unexpected, unlisted: unlisted)
+            unexpectedNames: unexpected,
+            ignoredUnsignedFields: mode == .static && (received.domainsConfig != nil || received.pins.contains { $0.depth != 0 }),
+            unlisted: unlisted)
+    }
+
+    /// Static: every new entry must carry a signature that verifies, checked in list order so
+    /// that the first bad entry is the one named; each is tagged with the key that verified it.
+    private func verifyEntries(_ pins: inout [Pin]) throws(UpdateFailure) {
+        for pin in pins where pin.signature == nil || pin.signature == "" {
+            throw UpdateFailure(.invalidData, "the entry '\(pin.name)' (expires \(pin.expires)) has no signature")
+        }
+        for (index, key) in verifier.keysVerifyingEntries(pins).enumerated() {
+            guard let key else {
+                throw UpdateFailure(
+                    .invalidSignature,
+                    "the signature of entry '\(pins[index].name)' (expires \(pins[index].expires))"
+                        + " does not verify under any configured public key")
+            }
+            pins[index].key = key.id
+        }
     }
 }

@@ -25,6 +25,9 @@ extension StoreUpdater {
         /// `file`, already written beside the published one while the list was verified (static
         /// lists), to be put in its place instead of written again.
         var prepared: AtomicWriter.PreparedFile?
+        /// What the merge gave, counts included (nil when the list was unchanged): read only by
+        /// FastPathPropertyTests, which hold a static list's fast path to `PinMerger.mergeDecoded`.
+        var outcome: PinMerger.Outcome?
         var published: Bool { file != nil }
 
         /// Only an authoritative store can end up without pins: the server's verified list named
@@ -89,7 +92,7 @@ extension StoreUpdater {
                 return Plan(
                     pins: merge.outcome.pins, file: nil, nextUpdate: nextUpdate(merge.outcome.pins, store, published, now),
                     validators: validators, bodyDigest: digest, notModified: false,
-                    ignoredUnsignedFields: merge.outcome.ignoredUnsignedFields, listDigest: merge.listDigest)
+                    ignoredUnsignedFields: merge.outcome.ignoredUnsignedFields, listDigest: merge.listDigest, outcome: merge.outcome)
             }
         }
         let next = merge.early?.nextUpdate ?? nextUpdate(merge.outcome.pins, store, published, now)
@@ -100,7 +103,7 @@ extension StoreUpdater {
             pins: merge.outcome.pins, file: file, nextUpdate: next, validators: validators,
             bodyDigest: digest ?? record.bodyDigest, notModified: notModified,
             ignoredUnsignedFields: merge.outcome.ignoredUnsignedFields, unlisted: merge.outcome.unlisted,
-            listDigest: merge.listDigest, prepared: await merge.early?.file.value)
+            listDigest: merge.listDigest, prepared: await merge.early?.file.value, outcome: notModified ? nil : merge.outcome)
     }
 
     /// The request and its response: from the server, or an operator's file standing in for an

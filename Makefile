@@ -43,7 +43,7 @@ test: deps
 	scripts/check-cache-fields.py
 	scripts/check-cache-fields.py --self-test
 	$(MAKE) --no-print-directory lint
-	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	SWIFT=$(SWIFT) scripts/build-tests.sh $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
 	scripts/check-units.sh
 	$(MAKE) --no-print-directory man-check

@@ -133,11 +133,11 @@ final class ServiceUserTests {
     func rootsLeftovers() throws {
         mkdir(state, 0o755)
         for (directory, name) in [(state, "a.lock"), (state, "a.state.json"), (cache, "a.json"), (state, ".a.state.json.tmp-1-x")] {
-            FileManager.default.createFile(atPath: directory + "/" + name, contents: Data("{}".utf8))
+            _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: Data("{}".utf8))
         }
         // A root's file elsewhere, hard-linked into the service user's directory: never given away.
         let secret = base + "/secret"
-        FileManager.default.createFile(atPath: secret, contents: Data("root only".utf8))
+        _ = FileManager.default.createFile(atPath: secret, contents: Data("root only".utf8))
         #expect(link(secret, cache + "/b.json") == 0)
         let config = try writeConfig()
         let result = pinkeeper(["update", "--config", config])
@@ -151,7 +151,7 @@ final class ServiceUserTests {
     @Test("a root's state directory holding files pinkeeper did not make is refused, not chowned")
     func strangerInRootsDirectory() throws {
         mkdir(state, 0o755)
-        FileManager.default.createFile(atPath: state + "/passwd", contents: Data())
+        _ = FileManager.default.createFile(atPath: state + "/passwd", contents: Data())
         let config = try writeConfig()
         let result = pinkeeper(["update", "--config", config])
         #expect(result.status == 1)

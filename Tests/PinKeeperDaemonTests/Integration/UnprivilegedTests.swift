@@ -75,7 +75,7 @@ struct UnprivilegedTests {
     func rootsDirectory(mode: mode_t, problem: String) throws {
         for directory in [sandbox.cache, sandbox.state] { #expect(chmod(directory.path, mode) == 0) }
         let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")])
-        let result = ChildProcess.run(Self.withoutPrivileges[0], Array(Self.withoutPrivileges.dropFirst()) + [TestEnvironment.binary, "run", "--config", config], timeout: 30)
+        let result = ChildProcess.run(Self.withoutPrivileges[0], Array(Self.withoutPrivileges.dropFirst()) + [TestEnvironment.binaryForOtherUsers, "run", "--config", config], timeout: 30)
         #expect(result.status == 73, "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         for fragment in [

@@ -11,7 +11,9 @@ final class DaemonProcess: @unchecked Sendable {  // used by one test at a time
     /// `launcher`: a program and its arguments that end by exec'ing the rest of the command line
     /// (`setpriv …`), so that `pid` and the exit status are the daemon's own.
     init(config: String, environment: [String: String] = [:], launcher: [String] = []) throws {
-        let command = launcher + [TestEnvironment.binary, "run", "--config", config]
+        // A launcher may drop to another user, who cannot reach a binary inside a 0700 clone.
+        let binary = launcher.isEmpty ? TestEnvironment.binary : TestEnvironment.binaryForOtherUsers
+        let command = launcher + [binary, "run", "--config", config]
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment

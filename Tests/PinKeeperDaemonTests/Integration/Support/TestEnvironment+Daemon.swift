@@ -10,12 +10,39 @@ extension TestEnvironment {
         return packageRoot.appendingPathComponent(".build/debug/pinkeeper").path
     }
 
-    /// A test CA, server certificates and signing keys, made once by the `openssl` CLI.
+    /// A test CA, server certificates and signing keys, made once by the `openssl` CLI. Outside
+    /// the clone, mode 0755: a daemon the tests run as another user reads `ca.pem`, and a clone
+    /// in root's 0700 home (or a `mktemp -d` folder) is closed to it.
     static let certificates: URL = {
-        let dir = packageRoot.appendingPathComponent(".build/test-ca")
+        let dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pinkeeper-test-ca-\(geteuid())")
+        var info = stat()
+        if lstat(dir.path, &info) == 0, info.st_uid != geteuid() || info.st_mode & S_IFMT != S_IFDIR {
+            preconditionFailure("\(dir.path) is not this user's directory: remove it")
+        }
         let result = ChildProcess.run("/bin/bash", [fixtures.appendingPathComponent("make-ca.sh").path, dir.path], timeout: 60)
         precondition(result.status == 0, "make-ca.sh failed: \(result.stderr)")
+        precondition(chmod(dir.path, 0o755) == 0, "chmod \(dir.path): \(errno)")
         return dir
+    }()
+
+    /// `binary`, copied where another user can run it (the tests that start the daemon as uid
+    /// 4242 cannot enter a clone in a 0700 directory). Replaced by rename, so a test process
+    /// never runs a half-copied file.
+    static let binaryForOtherUsers: String = {
+        let dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pinkeeper-test-bin-\(geteuid())")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        var info = stat()
+        precondition(lstat(dir.path, &info) == 0 && info.st_uid == geteuid(), "\(dir.path) is not this user's directory: remove it")
+        precondition(chmod(dir.path, 0o755) == 0, "chmod \(dir.path): \(errno)")
+        let copy = dir.appendingPathComponent("pinkeeper").path, temporary = copy + ".\(getpid())"
+        unlink(temporary)
+        do {
+            try FileManager.default.copyItem(atPath: binary, toPath: temporary)
+        } catch {
+            preconditionFailure("cannot copy \(binary) to \(temporary): \(error)")
+        }
+        precondition(chmod(temporary, 0o755) == 0 && rename(temporary, copy) == 0, "cannot put \(copy) in place: \(errno)")
+        return copy
     }()
 
     static func certificate(_ name: String) -> String { certificates.appendingPathComponent(name).path }

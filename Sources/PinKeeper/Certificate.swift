@@ -208,10 +208,7 @@ public struct CertificateError: Error, Equatable, Sendable, CustomStringConverti
 /// Turns the OpenSSL error queue into text for a message, and empties it.
 enum OpenSSLErrors {
     static func drain() -> String {
-        var reasons: [String] = []
-        while case let code = ERR_get_error(), code != 0 {
-            if let text = ERR_reason_error_string(code) { reasons.append(String(cString: text)) }
-        }
+        let reasons = OpenSSLErrorQueue.drain()
         return reasons.isEmpty ? "" : " (OpenSSL: \(reasons.joined(separator: "; ")))"
     }
 }

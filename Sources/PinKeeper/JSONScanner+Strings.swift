@@ -86,20 +86,11 @@ extension JSONScanner {
         guard bytes.count - position >= 4 else { throw syntaxError("an invalid escape", at: escapeStart) }
         var unit: UInt16 = 0
         for _ in 0..<4 {
-            guard let digit = Self.hexValue(bytes[position]) else { throw syntaxError("an invalid escape", at: escapeStart) }
+            guard let digit = HexDigit.value(bytes[position]) else { throw syntaxError("an invalid escape", at: escapeStart) }
             unit = unit << 4 | UInt16(digit)
             position += 1
         }
         return unit
-    }
-
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// One well-formed multi-byte UTF-8 sequence (no overlong form, no surrogate, at most U+10FFFF).
@@ -132,7 +123,7 @@ extension JSONScanner {
         var index = range.lowerBound
         func hex(_ at: Int) -> UInt32 {
             var unit: UInt32 = 0
-            for offset in 0..<4 { unit = unit << 4 | UInt32(Self.hexValue(bytes[at + offset])!) }
+            for offset in 0..<4 { unit = unit << 4 | UInt32(HexDigit.value(bytes[at + offset])!) }
             return unit
         }
         while index < range.upperBound {

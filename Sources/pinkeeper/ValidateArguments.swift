@@ -1,3 +1,5 @@
+import PinKeeper
+
 /// The strict forms of `validate`'s values (Tests/Conformance/cases.json, `options`): one
 /// spelling each, so that every reader's command line accepts and refuses the same text.
 enum ValidateArguments {
@@ -56,19 +58,11 @@ enum ValidateArguments {
         var digest: [UInt8] = []
         var index = digits.startIndex
         while index < digits.endIndex {
-            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+            guard let high = HexDigit.value(digits[index]), let low = HexDigit.value(digits[index + 1]) else { return nil }
             digest.append(high << 4 | low)
             index += 2
         }
         return digest
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }

@@ -38,19 +38,6 @@ extension ListExchange {
 private let challengeStore = StoreConfig(id: "fuzz", url: "https://127.0.0.1/fuzz", publicKeys: [keyB], mode: .challenge)
 private let staticStore = StoreConfig(id: "fuzz", url: "https://127.0.0.1/fuzz", publicKeys: [keyB], mode: .static)
 
-/// Splits at the first `count` newlines; the last part keeps any further newlines.
-private func split(_ data: Data, parts count: Int) -> [Data] {
-    var parts: [Data] = []
-    var rest = data[...]
-    while parts.count < count - 1, let newline = rest.firstIndex(of: 0x0A) {
-        parts.append(Data(rest[rest.startIndex..<newline]))
-        rest = rest[rest.index(after: newline)...]
-    }
-    parts.append(Data(rest))
-    while parts.count < count { parts.append(Data()) }
-    return parts
-}
-
 private func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
 
 /// A property the product promises, checked on every input; a violation is a finding.
@@ -131,7 +118,7 @@ private func fuzzCache(_ bytes: Data) {
 }
 
 private func fuzzEnvelope(_ payload: Data) {
-    let p = split(payload, parts: 5)
+    let p = FuzzInput.split(payload, parts: 5)
     let status = Int(text(p[0]).prefix(4)) ?? 200
     var retryAfter = text(p[3])
     // Tests/Fuzz/crashers/retry-after-non-ascii: Foundation's DateFormatter trapped on some non-ASCII
@@ -163,7 +150,7 @@ private func fuzzEnvelope(_ payload: Data) {
 }
 
 private func fuzzKey(_ payload: Data) {
-    let p = split(payload, parts: 3)
+    let p = FuzzInput.split(payload, parts: 3)
     guard let key = try? PublicKey(base64: text(p[0])) else { return }
     let signature = Data(base64Encoded: text(p[1])).map(Array.init) ?? Array(p[1])
     _ = SignatureVerifier(keys: [key, keyB]).verify(signature: signature, message: p[2])

@@ -22,7 +22,8 @@ sources() { find "$@" -name '*.swift' | LC_ALL=C sort; }
 reader=($(sources Sources/PinKeeper))
 # The whole daemon, compiled as module PinKeeperDaemon with the entry point and the JSONDecoder-based
 # list decoder the product used before, which the target compares with.
-daemon=($(sources Sources/PinKeeperDaemon) Tests/Fuzz/FuzzTarget.swift Tests/PinKeeperTests/ReferencePinListDecoder.swift)
+daemon=($(sources Sources/PinKeeperDaemon) Tests/Fuzz/FuzzTarget.swift Tests/TestSupport/FuzzInput.swift
+        Tests/PinKeeperTests/ReferencePinListDecoder.swift)
 # The C targets: a directory of Sources/ with a module map (system libraries: at its top; C code:
 # under include/, beside the .c files compiled here). Their module maps name the libraries to link.
 c_includes=() c_sources=() c_files=()

@@ -68,19 +68,6 @@ enum FuzzReplay {
         return names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }.sorted().map { directory.appendingPathComponent($0).path }
     }
 
-    /// Splits at the first `count - 1` newlines, exactly as the fuzz target does.
-    static func split(_ data: Data, parts count: Int) -> [Data] {
-        var parts: [Data] = []
-        var rest = data[...]
-        while parts.count < count - 1, let newline = rest.firstIndex(of: 0x0A) {
-            parts.append(Data(rest[rest.startIndex..<newline]))
-            rest = rest[rest.index(after: newline)...]
-        }
-        parts.append(Data(rest))
-        while parts.count < count { parts.append(Data()) }
-        return parts
-    }
-
     struct Canned: HTTPFetching {
         var response: HTTPResponse
         func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse { response }
@@ -108,7 +95,7 @@ enum FuzzReplay {
             try? payload.write(to: URL(fileURLWithPath: cache.filePath(for: "fuzz")))
             _ = cache.load(store: "fuzz", now: SystemClock().now())
         case 2:  // STATUS \n CHALLENGE \n SIGNATURE \n RETRY-AFTER \n BODY
-            let p = split(payload, parts: 5)
+            let p = FuzzInput.split(payload, parts: 5)
             var headers = ["retry-after": text(p[3])]
             if !p[2].isEmpty { headers[ListExchange.signatureHeader] = text(p[2]) }
             let status = Int(text(p[0]).prefix(4)) ?? 200
@@ -120,7 +107,7 @@ enum FuzzReplay {
                 precondition(cache.load(store: "fuzz", now: 0).isMissing, "a failed update published a file")
             }
         default:  // KEY \n SIGNATURE \n MESSAGE
-            let p = split(payload, parts: 3)
+            let p = FuzzInput.split(payload, parts: 3)
             if let key = try? PublicKey(base64: text(p[0])) {
                 _ = SignatureVerifier(keys: [key]).verify(signature: Array(Data(base64Encoded: text(p[1])) ?? p[1]), message: p[2])
             }

@@ -116,14 +116,7 @@ public final class PublicKey: Sendable, Equatable {
 /// The OpenSSL error queue, turned into text for messages.
 enum OpenSSLError {
     static func drain() -> String {
-        var reasons: [String] = []
-        while case let code = ERR_get_error(), code != 0 {
-            var buffer = [UInt8](repeating: 0, count: 256)
-            buffer.withUnsafeMutableBufferPointer { raw in
-                raw.withMemoryRebound(to: CChar.self) { ERR_error_string_n(code, $0.baseAddress, $0.count) }
-            }
-            reasons.append(String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self))
-        }
+        let reasons = OpenSSLErrorQueue.drain()
         return reasons.isEmpty ? "no OpenSSL detail" : reasons.joined(separator: "; ")
     }
 

@@ -37,14 +37,8 @@ public struct ProbeRunner: Sendable {
             }
             probes.next = Self.nextProbe(now: now, interval: store.probe.interval, random: random)
             next[store.id] = probes.next
-            do {
+            saveOrWarn("probe results", store: store.id, otherwise: "status will not show them", logger: logger) { () throws(FileError) in
                 try state.save(probes, store: store.id)
-            } catch {
-                logger.warning(
-                    "cannot save probe results; status will not show them",
-                    metadata: [
-                        "store": "\(store.id)", "reason": "\(error)",
-                    ])
             }
         }
         return next

@@ -32,7 +32,7 @@ public struct EnvoySecrets: Sendable, Equatable {
                 continue
             }
             let own = pins.filter { PinName.same($0.name, name) && !$0.isExpired(at: now) }
-            var hashes = own.filter { $0.depth == 0 }.map { Self.hex($0.fingerprint) }
+            var hashes = own.filter { $0.depth == 0 }.map { lowerHex($0.fingerprint) }
             if let reason = Self.failsClosed(name, own: own, store: store, domains: domains) {
                 warnings[name + ".yaml"] = reason
                 hashes = []
@@ -84,13 +84,6 @@ public struct EnvoySecrets: Sendable, Equatable {
         return text
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes { out += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
-        return String(decoding: out, as: UTF8.self)
-    }
 }
 
 /// A name that may become a file name in the SDS directory: a DNS name or an IP literal. A

@@ -294,14 +294,9 @@ public enum TLSConnect {
         TLSConnectError(kind: .setup, description: "\(call) failed\(drainErrors())")
     }
 
-    /// The OpenSSL error queue as text, emptied.
+    /// The OpenSSL error queue as the end of a message (": reason; reason"), emptied.
     static func drainErrors() -> String {
-        var reasons: [String] = []
-        while case let code = ERR_get_error(), code != 0 {
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
-            reasons.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
+        let reasons = OpenSSLErrorQueue.drain()
         return reasons.isEmpty ? "" : ": " + reasons.joined(separator: "; ")
     }
 

@@ -76,14 +76,8 @@ extension StoreUpdater {
     }
 
     func remember(_ memory: StoreState, _ store: StoreConfig) {
-        do {
+        saveOrWarn("store state", store: store.id, otherwise: "back-off will not survive a restart", logger: logger) { () throws(FileError) in
             try state.save(memory, store: store.id)
-        } catch {
-            logger.warning(
-                "cannot save store state; back-off will not survive a restart",
-                metadata: [
-                    "store": "\(store.id)", "reason": "\(error)",
-                ])
         }
     }
 

@@ -89,14 +89,8 @@ extension StoreUpdater {
         var memory = state.load(store: store.id)
         guard memory.etag != nil || memory.lastModified != nil || memory.bodyDigest != nil else { return }
         memory.forgetValidators()
-        do {
+        saveOrWarn("store state", store: store.id, otherwise: "the next fetch may be conditional", logger: logger) { () throws(FileError) in
             try state.save(memory, store: store.id)
-        } catch {
-            logger.warning(
-                "cannot save store state; the next fetch may be conditional",
-                metadata: [
-                    "store": "\(store.id)", "reason": "\(error)",
-                ])
         }
     }
 

@@ -1,3 +1,4 @@
+import PinKeeper
 /// Integers (decimal, 0x, 0o, 0b) and floats (fraction, exponent, inf, nan).
 extension TOMLCursor {
     private static func isDecimal(_ byte: UInt8?) -> Bool { byte.map { $0 >= 0x30 && $0 <= 0x39 } ?? false }
@@ -88,7 +89,7 @@ extension TOMLCursor {
                 offset += 1
                 continue
             }
-            guard let digit = Self.hexDigit(byte), digit < radix else { break }
+            guard let digit = HexDigit.value(byte), digit < radix else { break }
             let (shifted, overflow) = value.multipliedReportingOverflow(by: Int64(radix))
             let (sum, overflow2) = shifted.addingReportingOverflow(Int64(digit))
             guard !overflow, !overflow2 else {

@@ -1,3 +1,4 @@
+import PinKeeper
 /// The four string forms: basic, literal, and their multi-line variants.
 extension TOMLCursor {
     /// A string value or quoted key starting at a quote. Keys may not be multi-line.
@@ -92,7 +93,7 @@ extension TOMLCursor {
             let count = letter == UInt8(ascii: "u") ? 4 : 8
             var value: UInt32 = 0
             for _ in 0..<count {
-                guard let byte = current, let digit = Self.hexDigit(byte) else {
+                guard let byte = current, let digit = HexDigit.value(byte) else {
                     throw error("\\\(letter == UInt8(ascii: "u") ? "u" : "U") needs exactly \(count) hexadecimal digits", at: start)
                 }
                 value = value << 4 | UInt32(digit)
@@ -108,12 +109,4 @@ extension TOMLCursor {
         }
     }
 
-    static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: return byte - 0x30
-        case 0x41...0x46: return byte - 0x41 + 10
-        case 0x61...0x66: return byte - 0x61 + 10
-        default: return nil
-        }
-    }
 }

@@ -1,0 +1,12 @@
+/// The value of one hexadecimal digit, either case; nil for any other byte. The one reading of
+/// hex the JSON and TOML readers (`\u` escapes, hex integers) and the command line share.
+package enum HexDigit {
+    package static func value(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -36,6 +36,8 @@ from collections import defaultdict
 SCHEMA = "docs/cache.schema.json"
 CASES = "Tests/Conformance/cases.json"
 SWIFT = "Sources/PinKeeper/PinListDecoder.swift"
+# Where the decoder's value readers (d.digest(), d.fingerprints(), ...) are declared.
+SWIFT_VALUES = "Sources/PinKeeper/PinListDecoder+Values.swift"
 ENCODER = "Sources/PinKeeper/CacheFile.swift"
 JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object",
               type(None): "null"}
@@ -292,7 +294,7 @@ def swift_members(root, problems):
             if case not in spelling:
                 problems.add(f"{SWIFT}:{line}", f"Key.{case} has no spelling in Key.identify")
                 continue
-            json_type = swift_reader_type(text, reader)
+            json_type = swift_reader_type(text + "\n" + read(root, SWIFT_VALUES), reader)
             if json_type is None:
                 problems.add(f"{SWIFT}:{line}", f"cannot tell which JSON type d.{reader}() reads")
                 continue
@@ -522,7 +524,7 @@ PLANTS = [
 
 
 def scratch_copy(root, into):
-    files = {SCHEMA, CASES, SWIFT, ENCODER} | {file for spec in READERS.values() for file, _, _ in spec["scopes"]}
+    files = {SCHEMA, CASES, SWIFT, SWIFT_VALUES, ENCODER} | {file for spec in READERS.values() for file, _, _ in spec["scopes"]}
     files |= {table[0] for spec in READERS.values() for table in spec.get("tables", [])}
     for file in files:
         os.makedirs(os.path.dirname(os.path.join(into, file)), exist_ok=True)

@@ -13,7 +13,8 @@ shift || true
 
 out=.build/fuzz
 mkdir -p "$out/corpus" Tests/Fuzz/crashers
-flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld=lld)
+# One package, as SwiftPM builds it: the modules share their `package` declarations.
+flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld=lld -package-name pinkeeper)
 
 # Every module is compiled from all of its sources, as SwiftPM compiles it, so a file added to the
 # product needs no change here. Swift files, sorted so that the list of inputs ($out/inputs) is stable:

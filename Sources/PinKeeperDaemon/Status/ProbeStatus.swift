@@ -113,6 +113,14 @@ extension StatusReport {
             "pinkeeper_probe_leaf_expiry_timestamp_seconds",
             "notAfter of the leaf certificate the host served, in Unix seconds (0: unknown).",
             probes.map { (labels($0), $0.record?.leafExpires ?? 0) })
+        let probed = Set(probes.map(\.store))
+        out += Self.counter(
+            "pinkeeper_store_probe_refreshes_total",
+            "Fetches of the store that a probe asked for (an unpinned host, or pins running out before the next update).",
+            stores.compactMap { store in
+                guard probed.contains(store.store), let count = store.probeRefreshes else { return nil }
+                return ([("store", store.store)], Int64(count))
+            })
         return out
     }
 

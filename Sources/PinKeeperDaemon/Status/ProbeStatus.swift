@@ -62,6 +62,11 @@ extension StatusReport {
             }
             if record.outcome != .pinned { out += "\(probe.store): probe \(probe.target) \(record.outcome.rawValue): \(record.reason)\n" }
         }
+        let probed = Set(probes.map(\.store))
+        for store in stores where probed.contains(store.store) {
+            guard let count = store.probeRefreshes, count > 0 else { continue }
+            out += "\(store.store): \(count) update\(count == 1 ? "" : "s") asked for by probes (see min_probe_refresh)\n"
+        }
         return out
     }
 

@@ -116,6 +116,8 @@ struct ProbeRefreshDaemonTests {
         #expect(count == 1)
         #expect(typed)
         #expect(sample == "pinkeeper_store_probe_refreshes_total{store=\"api\"} 1")
+        let table = probe.world.run("status", []).stdout
+        #expect(table.contains("api: 1 update asked for by probes (see min_probe_refresh)\n"), "\(table)")
         let changes = daemon.stderr.split(separator: "\n").filter { $0.contains("event=probe-") && !$0.contains("probe-refresh") }
         #expect(changes.suffix(2).map { $0.contains("outcome=unpinned") && !$0.contains("previous=unpinned") } == [true, false])
         #expect(changes.last.map { $0.contains("outcome=pinned") && $0.contains("previous=unpinned") } == true, "\(changes)")

@@ -42,6 +42,7 @@ struct NumericBoundsTests {
             case "retry_max": store.policy.retryMax
             case "hook_timeout": store.policy.hookTimeout
             case "probe_interval": store.probe.interval
+            case "min_probe_refresh": store.probe.minRefresh
             case "concurrency": Int64(config.concurrency)
             default: nil
             }
@@ -90,6 +91,7 @@ struct NumericBoundsTests {
             ("retry_max", "must be a duration from 1s to 365d"),
             ("hook_timeout", "must be a duration from 1s to 10m"),
             ("probe_interval", "must be a duration from 10s to 365d"),
+            ("min_probe_refresh", "must be a duration from 10s to 1d"),
             ("concurrency", "must be an integer from 1 to 64"),
         ])
     func documentedBounds(_ name: String, _ message: String) throws {

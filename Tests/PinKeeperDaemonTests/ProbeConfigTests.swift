@@ -17,6 +17,7 @@ struct ProbeConfigTests {
         #expect(probe.targets.map(\.name) == ["api.example.com", "pay.example.com", "2001:db8::1"])
         #expect(probe.targets.allSatisfy { $0.connectTo == nil })
         #expect(probe.interval == 3_600)
+        #expect(probe.minRefresh == 300)
         #expect(probe.caFile == nil)
     }
 
@@ -28,6 +29,7 @@ struct ProbeConfigTests {
             probe_interval = "15m"
             probe_ca_file = "$DIR/probe-ca.pem"
             probe_connect_to = { "api.example.com:443" = "10.0.0.5" }
+            min_probe_refresh = "2m"
 
             """ + ConfigTests.store("banking")
             + ConfigTests.store(
@@ -35,6 +37,7 @@ struct ProbeConfigTests {
                 """
                 probe = ["shop.example.com:8443"]
                 probe_interval = 7200
+                min_probe_refresh = "30s"
                 """)
         let config = try load(main, files: ["probe-ca.pem": "pem"]).config()
         let banking = try #require(config.store("banking")).probe
@@ -45,11 +48,13 @@ struct ProbeConfigTests {
                     connectTo: Endpoint(host: "10.0.0.5", port: 443))
             ])
         #expect(banking.interval == 900)
+        #expect(banking.minRefresh == 120)
         #expect(banking.caFile?.hasSuffix("/probe-ca.pem") == true)
         let shop = try #require(config.store("shop")).probe
         // The defaults' connect-to names no target of this store: it simply does not apply.
         #expect(shop.targets == [ProbeTarget(endpoint: Endpoint(host: "shop.example.com", port: 8443))])
         #expect(shop.interval == 7_200)
+        #expect(shop.minRefresh == 30)
         #expect(shop.caFile == banking.caFile)
     }
 

@@ -111,7 +111,7 @@ struct ProbeRunnerTests {
         #expect(schedule.due == ["kept": 9_000, "changed": 2_000])
         schedule.probeNow(now: 3_000)
         #expect(schedule.due == ["kept": 3_000, "changed": 3_000])
-        schedule.finished(["kept": 7_000, "gone": 8_000])
+        schedule.finished(["kept": StoreProbes(next: 7_000), "gone": StoreProbes(next: 8_000)])
         #expect(schedule.due == ["kept": 7_000, "changed": 3_000])
     }
 }

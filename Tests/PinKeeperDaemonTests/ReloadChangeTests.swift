@@ -36,6 +36,7 @@ struct ReloadChangeTests {
         "probe_interval": #"probe_interval = "2h""#,
         "probe_ca_file": #"probe_ca_file = "$DIR/ca.pem""#,
         "probe_connect_to": #"probe_connect_to = { "api.example.com" = "10.0.0.5" }"#,
+        "min_probe_refresh": #"min_probe_refresh = "1m""#,
     ]
 
     /// Keys whose settings are `FetchNeutral`: a hook runs after a publish, probes only read the

@@ -76,6 +76,11 @@ enum NumericKeys {
     static let probeInterval = NumericKey(
         name: "probe_interval", kind: .duration, range: ProbeKeys.shortestInterval...year,
         hint: durationForms)
+    /// A fetch a probe asks for: more often than every 10 s would only load the pinning service,
+    /// and a host unpinned for a day must not wait longer than that for its next try.
+    static let minProbeRefresh = NumericKey(
+        name: "min_probe_refresh", kind: .duration, range: ProbeKeys.shortestInterval...86_400,
+        hint: durationForms)
     static let concurrency = NumericKey(
         name: "concurrency", kind: .integer,
         range: Int64(Configuration.concurrencyRange.lowerBound)...Int64(Configuration.concurrencyRange.upperBound),
@@ -83,6 +88,6 @@ enum NumericKeys {
 
     static let all = [
         periodicUpdateInterval, expirationUpdateThreshold, requestTimeout, maxResponseSize, retryMin, retryMax,
-        hookTimeout, probeInterval, concurrency,
+        hookTimeout, probeInterval, minProbeRefresh, concurrency,
     ]
 }

@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// The probe keys, which `[defaults]` and every store may set: read, checked, and combined.
 enum ProbeKeys {
-    static let all = ["probe", "probe_interval", "probe_ca_file", "probe_connect_to"]
+    static let all = ["probe", "probe_interval", "probe_ca_file", "probe_connect_to", "min_probe_refresh"]
 
     /// A probe is a full TLS handshake: more often than this would only load the servers.
     static let shortestInterval: Int64 = 10
@@ -13,13 +13,14 @@ enum ProbeKeys {
         var interval: Int64?
         var caFile: String?
         var connectTo: [Endpoint: Endpoint]?
+        var minRefresh: Int64?
     }
 
     static func read(_ table: TOMLTable, file: String, store: String?) throws(ConfigError) -> Written {
         let reader = Reader(table: table, file: file, store: store)
         return Written(
             targets: try reader.targets(), interval: try reader.interval(), caFile: try reader.caFile(),
-            connectTo: try reader.connectTo())
+            connectTo: try reader.connectTo(), minRefresh: try reader.minRefresh())
     }
 
     /// A store's probes: each of its own keys replaces the default. `probe_connect_to` written in
@@ -43,7 +44,8 @@ enum ProbeKeys {
         return ProbeSettings(
             targets: endpoints.map { ProbeTarget(endpoint: $0, connectTo: connectTo[$0]) },
             interval: own.interval ?? defaults.interval ?? ProbeSettings().interval,
-            caFile: own.caFile ?? defaults.caFile)
+            caFile: own.caFile ?? defaults.caFile,
+            minRefresh: own.minRefresh ?? defaults.minRefresh ?? ProbeSettings().minRefresh)
     }
 
     private struct Reader {
@@ -78,6 +80,10 @@ enum ProbeKeys {
 
         func interval() throws(ConfigError) -> Int64? {
             try NumericKeys.probeInterval.read(table, file: file, store: store)
+        }
+
+        func minRefresh() throws(ConfigError) -> Int64? {
+            try NumericKeys.minProbeRefresh.read(table, file: file, store: store)
         }
 
         func caFile() throws(ConfigError) -> String? {

@@ -67,17 +67,21 @@ public struct ProbeTarget: Sendable, Equatable {
     public var id: String { endpoint.description }
 }
 
-/// A store's probes (`probe`, `probe_interval`, `probe_ca_file`, `probe_connect_to`); `[defaults]`
-/// may set each key, and a store's own value replaces the default.
+/// A store's probes (`probe`, `probe_interval`, `probe_ca_file`, `probe_connect_to`,
+/// `min_probe_refresh`); `[defaults]` may set each key, and a store's own value replaces the default.
 public struct ProbeSettings: Sendable, Equatable {
     public var targets: [ProbeTarget] = []
     public var interval: Int64 = 3_600
     /// The only CA certificates trusted for the probed servers; nil: the system trust store.
     public var caFile: String?
+    /// Shortest time between two fetches of the store that its probes ask for (an unpinned or
+    /// expiring host): the pinning service may list the host's new certificate already.
+    public var minRefresh: Int64 = 300
 
-    public init(targets: [ProbeTarget] = [], interval: Int64 = 3_600, caFile: String? = nil) {
+    public init(targets: [ProbeTarget] = [], interval: Int64 = 3_600, caFile: String? = nil, minRefresh: Int64 = 300) {
         self.targets = targets
         self.interval = interval
         self.caFile = caFile
+        self.minRefresh = minRefresh
     }
 }

@@ -42,7 +42,7 @@ public struct Daemon: Sendable {
     enum Event: Sendable {
         case trigger(Trigger)
         case passFinished([StoreUpdater.Report])
-        case probesFinished([String: Int64])
+        case probesFinished([String: StoreProbes])
         case secretsWritten([String: Int64])
         case reloadRead(ReloadRead)
         case tick
@@ -70,6 +70,8 @@ struct DaemonLoop {
     /// What a reload or SIGUSR1 took out of the running pass's hands.
     var superseded = SupersededStores()
     var probes: ProbeSchedule
+    /// Fetches that unpinned or expiring probes ask for (`min_probe_refresh`, the back-off).
+    var probeRefresh = ProbeRefresh()
     /// Envoy secrets: when each store's must be written again (a pin expires), and which stores
     /// left the configuration and must match nothing. One sync task at a time, off the loop.
     var secretsDue: [String: Int64] = [:]
@@ -136,9 +138,10 @@ struct DaemonLoop {
             case .secretsWritten(let next):
                 secretsTask = nil
                 for (store, at) in next where config.store(store) != nil { secretsDue[store] = min(secretsDue[store] ?? at, at) }
-            case .probesFinished(let next):
+            case .probesFinished(let results):
                 if stopping { continue }
-                probes.finished(next)
+                probes.finished(results)
+                probesRecorded(results)
                 publishStatus(now: daemon.clock.now())
             case .trigger(.terminate):
                 daemon.notifier.notify("STOPPING=1")
@@ -173,10 +176,11 @@ struct DaemonLoop {
         let updater = self.updater, input = self.input, concurrency = config.concurrency
         let superseded = SupersededStores()
         self.superseded = superseded
+        let probeRefreshes = probeRefreshesStarting(stores)
         pass = Task(executorPreference: daemon.executor) {
             let reports = await UpdatePass.run(
                 stores, updater: updater, concurrency: concurrency,
-                skip: superseded.contains)
+                skip: superseded.contains, probeRefresh: probeRefreshes)
             input.yield(.passFinished(reports))
         }
     }
@@ -185,6 +189,7 @@ struct DaemonLoop {
     /// store any more nor, when it ends, replaces this due time with its own result.
     mutating func schedule(_ id: String, at time: Int64?) {
         due[id] = time
+        probeRefresh.overridden(id)
         if pass != nil { superseded.insert(id) }
     }
 
@@ -203,6 +208,7 @@ struct DaemonLoop {
                 store: report.store, health: health,
                 reason: report.result == .ok ? nil : report.result.rawValue)
         }
+        updatesRecorded(reports)
         if !ready { becomeReady() } else { publishStatus(now: now) }
     }
 
@@ -259,6 +265,7 @@ struct DaemonLoop {
         let cache: CacheFile?
         if case .valid(let file) = updater.cache.load(store: store.id, now: now) { cache = file } else { cache = nil }
         let state = updater.state.load(store: store.id)
+        if state.consecutiveFailures > 0 { probeRefresh.restore(store.id, retryAt: state.retryAt) }
         let validPins = cache?.list.pins.filter { !$0.isExpired(at: now) }.count ?? 0
         let health = StoreHealth.of(
             validPins: validPins, lastResult: state.lastResult, lastSuccess: state.lastSuccess,

@@ -53,6 +53,7 @@ extension DaemonLoop {
             secretsDue[store.id] = nil
             if updater.envoy != nil { secretsRetired.append(store.id) }
         }
+        probeRefresh.retain(Set(config.stores.map(\.id)))
         secretsDue = [:]
         if updater.envoy != nil { for store in config.stores { secretsDue[store.id] = now } }
         daemon.applied(config)

@@ -6,12 +6,13 @@
 /// meanwhile. The next store starts as soon as a slot is free, not when a whole group has ended.
 /// A store for which `skip` says yes when its turn comes is not started (its report says so, as
 /// for a cancelled pass). The cache directory is listed for stale temp files once for the pass
-/// (`TempListing`).
+/// (`TempListing`). The stores in `probeRefresh` are fetched because a probe asked for it, and
+/// their state files count it.
 public enum UpdatePass {
     public static func run(
         _ stores: [StoreConfig], updater: StoreUpdater,
         concurrency: Int = Configuration.defaultConcurrency,
-        skip: (String) -> Bool = { _ in false }
+        skip: (String) -> Bool = { _ in false }, probeRefresh: Set<String> = []
     ) async -> [StoreUpdater.Report] {
         let transfers = max(1, concurrency)
         let slots = AsyncSemaphore(permits: transfers)
@@ -37,6 +38,7 @@ public enum UpdatePass {
                 running += 1
                 var storeUpdater = updater
                 storeUpdater.fetcher = BoundedFetcher(fetcher: updater.fetcher, slot: slot)
+                storeUpdater.probeRefresh = probeRefresh.contains(stores[index].id)
                 group.addTask { [storeUpdater] in
                     defer { slot.release() }  // it ended without fetching
                     return (index, await storeUpdater.update(stores[index]))

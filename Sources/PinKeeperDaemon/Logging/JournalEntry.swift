@@ -12,6 +12,7 @@ public enum LogEventID: String, Sendable, CaseIterable {
     case probeUnpinned = "probe-unpinned"
     case probeExpiring = "probe-expiring"
     case probeError = "probe-error"
+    case probeRefresh = "probe-refresh"
     case hookFinished = "hook-finished"
     case hookFailed = "hook-failed"
 
@@ -28,6 +29,7 @@ public enum LogEventID: String, Sendable, CaseIterable {
         case .probeUnpinned: "8b96f001b28a41cd9c3b4b530a66d0ff"
         case .probeExpiring: "6d3484ba66504c3c834e634d143b9b73"
         case .probeError: "4e65d0de4b614e6b8fd275c272bf650f"
+        case .probeRefresh: "aa7251c0cd2f4dac816f4b2f2cb78838"
         case .hookFinished: "989bb80630fe4ce0a6de2fdccc3e008c"
         case .hookFailed: "2bc2d7dfbcdf4cc5827e27e76bb24ba2"
         }

@@ -32,6 +32,10 @@ public struct ProbeRecord: Sendable, Codable, Equatable {
     /// base64 SHA-256 of its DER and its `notAfter` in Unix seconds.
     public var leafFingerprint: String?
     public var leafExpires: Int64?
+    /// Until when the store's pins protect the served chain (the longest-lasting matching pin,
+    /// or the certificate it names if that expires first); nil when no pin matches. An
+    /// `expiring` probe makes the daemon fetch the store when its next update comes later.
+    public var trustedUntil: Int64?
 
     public init(
         target: String, outcome: ProbeOutcome, checked: Int64, since: Int64? = nil, reason: String,

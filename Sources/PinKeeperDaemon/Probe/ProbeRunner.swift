@@ -16,12 +16,19 @@ public struct ProbeRunner: Sendable {
         self.logger = logger
     }
 
-    /// Empty when cancelled: a probe cut short by shutdown is neither an outcome nor a change.
+    /// Each store's next probe time; empty when cancelled: a probe cut short by shutdown is
+    /// neither an outcome nor a change.
     public func run(_ stores: [StoreConfig], concurrency: Int) async -> [String: Int64] {
+        await probe(stores, concurrency: concurrency).compactMapValues(\.next)
+    }
+
+    /// What `run` records for each store: its targets' results and its next probe time (the
+    /// daemon decides from them whether a probe asks for a fetch, `ProbeRefresh`).
+    public func probe(_ stores: [StoreConfig], concurrency: Int) async -> [String: StoreProbes] {
         let results = await ProbePass.run(stores, prober: prober, concurrency: concurrency)
         guard !Task.isCancelled else { return [:] }
         let now = prober.clock.now()
-        var next: [String: Int64] = [:]
+        var next: [String: StoreProbes] = [:]
         for store in stores {
             let previous = state.load(store: store.id)
             var probes = StoreProbes()
@@ -36,7 +43,7 @@ public struct ProbeRunner: Sendable {
                 probes.targets.append(record)
             }
             probes.next = Self.nextProbe(now: now, interval: store.probe.interval, random: random)
-            next[store.id] = probes.next
+            next[store.id] = probes
             saveOrWarn("probe results", store: store.id, otherwise: "status will not show them", logger: logger) { () throws(FileError) in
                 try state.save(probes, store: store.id)
             }

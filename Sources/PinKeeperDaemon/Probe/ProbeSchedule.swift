@@ -22,19 +22,19 @@ struct ProbeSchedule {
 
     mutating func startDue(
         configuration: Configuration, now: Int64, runner: ProbeRunner, concurrency: Int,
-        executor: (any TaskExecutor)?, finished: @escaping @Sendable ([String: Int64]) -> Void
+        executor: (any TaskExecutor)?, finished: @escaping @Sendable ([String: StoreProbes]) -> Void
     ) {
         guard running == nil else { return }
         let stores = configuration.stores.filter { store in due[store.id].map { $0 <= now } ?? false }
         guard !stores.isEmpty else { return }
-        running = Task(executorPreference: executor) { finished(await runner.run(stores, concurrency: concurrency)) }
+        running = Task(executorPreference: executor) { finished(await runner.probe(stores, concurrency: concurrency)) }
     }
 
     /// A pass ended with these next times. Stores removed meanwhile stay removed; stores asked
     /// for meanwhile stay due.
-    mutating func finished(_ next: [String: Int64]) {
+    mutating func finished(_ results: [String: StoreProbes]) {
         running = nil
-        for (store, time) in next where due[store] != nil && !again.contains(store) { due[store] = time }
+        for (store, time) in results.compactMapValues(\.next) where due[store] != nil && !again.contains(store) { due[store] = time }
         again = []
     }
 

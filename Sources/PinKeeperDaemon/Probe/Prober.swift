@@ -63,11 +63,13 @@ public struct Prober: Sendable {
                 target: target.id, outcome: .error, checked: now, reason: "the store's pins cannot be read: \(error)",
                 peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
         }
-        let (outcome, reason) = ProbeJudgement.judge(
+        let found = ProbeJudgement.judgement(
             chain: chain, name: host, reader: reader,
             threshold: store.policy.expirationUpdateThreshold, now: now)
-        return ProbeRecord(
-            target: target.id, outcome: outcome, checked: now, reason: reason, peer: handshake.peer,
+        var record = ProbeRecord(
+            target: target.id, outcome: found.outcome, checked: now, reason: found.reason, peer: handshake.peer,
             leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
+        record.trustedUntil = found.trustedUntil
+        return record
     }
 }

@@ -25,8 +25,18 @@ public struct StoreState: Codable, Sendable, Equatable {
     /// written before pinkeeper recorded it. Turned on since (while the daemon was stopped), the
     /// cached pins are not yet reduced to the service's list: the daemon updates the store at start.
     public var authoritative: Bool?
+    /// Fetches the daemon made because a probe found the store's host unpinned or its pins
+    /// running out before the next update (`min_probe_refresh`); nil before the first. Kept
+    /// here, where the update itself counts it under the store's lock, so `status` reads it.
+    public var probeRefreshes: Int?
 
     public init() {}
+
+    /// One more fetch a probe asked for; the count saturates instead of wrapping.
+    mutating func countProbeRefresh() {
+        let count = max(0, probeRefreshes ?? 0)
+        probeRefreshes = count == .max ? count : count + 1
+    }
 
     /// The next fetch is unconditional and its list verified in full.
     mutating func forgetValidators() { (etag, lastModified, bodyDigest) = (nil, nil, nil) }

@@ -62,6 +62,11 @@ extension StatusReport {
             }
             if record.outcome != .pinned { out += "\(probe.store): probe \(probe.target) \(record.outcome.rawValue): \(record.reason)\n" }
         }
+        let probed = Set(probes.map(\.store))
+        for store in stores where probed.contains(store.store) {
+            guard let count = store.probeRefreshes, count > 0 else { continue }
+            out += "\(store.store): \(count) update\(count == 1 ? "" : "s") asked for by probes (see min_probe_refresh)\n"
+        }
         return out
     }
 
@@ -113,6 +118,14 @@ extension StatusReport {
             "pinkeeper_probe_leaf_expiry_timestamp_seconds",
             "notAfter of the leaf certificate the host served, in Unix seconds (0: unknown).",
             probes.map { (labels($0), $0.record?.leafExpires ?? 0) })
+        let probed = Set(probes.map(\.store))
+        out += Self.counter(
+            "pinkeeper_store_probe_refreshes_total",
+            "Fetches of the store that a probe asked for (an unpinned host, or pins running out before the next update).",
+            stores.compactMap { store in
+                guard probed.contains(store.store), let count = store.probeRefreshes else { return nil }
+                return ([("store", store.store)], Int64(count))
+            })
         return out
     }
 

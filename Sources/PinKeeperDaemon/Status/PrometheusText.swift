@@ -60,12 +60,21 @@ extension StatusReport {
 
     /// One gauge family: HELP and TYPE lines, then all of its samples together.
     static func gauge(_ name: String, _ help: String, _ samples: [GaugeSample]) -> String {
-        var out = "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+        family(name, help, type: "gauge", samples)
+    }
+
+    private static func family(_ name: String, _ help: String, type: String, _ samples: [GaugeSample]) -> String {
+        var out = "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         for sample in samples {
             let labels = sample.labels.map { "\($0.0)=\"\(escapeLabel($0.1))\"" }.joined(separator: ",")
             out += "\(name){\(labels)} \(sample.value)\n"
         }
         return out
+    }
+
+    /// One counter family: like `gauge`, with TYPE counter (a `_total` name that only grows).
+    static func counter(_ name: String, _ help: String, _ samples: [GaugeSample]) -> String {
+        family(name, help, type: "counter", samples)
     }
 
     /// Label values escape backslash, double quote and line feed.

@@ -23,6 +23,7 @@ extension StatusReport {
                 ("consecutiveFailures", store.consecutiveFailures.map { "\($0)" } ?? "null"),
                 ("nextUpdate", Self.number(store.nextUpdate)),
                 ("listDigest", store.listDigest.map(Self.string) ?? "null"),
+                ("probeRefreshes", store.probeRefreshes.map { "\($0)" } ?? "null"),
                 ("cacheFile", Self.string(store.cacheFile)),
                 ("problems", "[" + store.problems.map(Self.string).joined(separator: ", ") + "]"),
             ]

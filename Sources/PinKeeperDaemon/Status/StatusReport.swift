@@ -31,6 +31,8 @@ public struct StoreStatus: Sendable, Equatable {
     public var listDigest: String? = nil
     /// `authoritative = true`: an empty store may be what the server's list said.
     public var authoritative = false
+    /// Fetches a probe caused (`min_probe_refresh`), from the state file; nil when unknown.
+    public var probeRefreshes: Int? = nil
 }
 
 /// Every selected store's status at one moment, and what `pinkeeper status` exits with.
@@ -102,7 +104,7 @@ public struct StatusReport: Sendable, Equatable {
             lastReason: state.lastReason, consecutiveFailures: stateKnown ? state.consecutiveFailures : nil,
             nextUpdate: stateKnown ? DueTime.of(cache: cache, state: state, policy: store.policy, now: now) : nil,
             cacheFile: path, problems: problems, listDigest: state.listDigest.flatMap { ListDigest.isWellFormed($0) ? $0 : nil },
-            authoritative: store.policy.authoritative)
+            authoritative: store.policy.authoritative, probeRefreshes: stateKnown ? max(0, state.probeRefreshes ?? 0) : nil)
     }
 
     /// pinkeeper(8), EXIT STATUS: 0 all fresh; 1 some failing, stale or unknown but every store has valid

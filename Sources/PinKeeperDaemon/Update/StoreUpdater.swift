@@ -17,6 +17,8 @@ public struct StoreUpdater: Sendable {
     public var hooks: ChangeHooks?
     /// Rewrites the store's Envoy secrets after a publish (nil: no `envoy_sds_directory`).
     public var envoy: EnvoySecretSync?
+    /// This update is one a probe asked for: the state file counts it (`probeRefreshes`).
+    public var probeRefresh = false
 
     public init(
         fetcher: HTTPFetching, cache: CacheDirectory, state: StateDirectory,
@@ -67,6 +69,7 @@ public struct StoreUpdater: Sendable {
         let loaded = await readPublished(store, holding: lock, now: now)
         var record = loaded.record
         record.lastAttempt = now
+        if probeRefresh { record.countProbeRefresh() }
         let validBefore = loaded.published?.list.pins.filter { !$0.isExpired(at: now) } ?? []
         var validNow = validBefore
         do throws(UpdateFailure) {

@@ -47,13 +47,13 @@ final class ReaderWorld: @unchecked Sendable {  // paths are immutable; files ar
     /// Publishes a cache file exactly as the daemon encodes it.
     func publish(
         _ store: String, _ pins: [Pin], domainsConfig: DomainsConfig? = nil, updated: Int64 = ReaderWorld.now - 60,
-        nextUpdate: Int64 = ReaderWorld.now + 86_400
+        nextUpdate: Int64 = ReaderWorld.now + 86_400, source: String? = nil, mode: ListMode? = nil
     ) throws {
         let file = CacheFile(
             list: PinList(pins: pins, domainsConfig: domainsConfig),
             metadata: .init(
-                store: store, source: "https://pins.example.com/\(store)", updated: updated,
-                nextUpdate: nextUpdate))
+                store: store, source: source ?? "https://pins.example.com/\(store)", updated: updated,
+                nextUpdate: nextUpdate, mode: mode))
         try CacheDirectory(path: cache.path).publish(file)
     }
 

@@ -20,8 +20,9 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
     }
 
     /// Serves the PEM certificates in `certificateFile`, leaf first, exactly as the file lists them,
-    /// on `address` (127.0.0.1, or ::1).
-    init(certificateFile: String, keyFile: String, keepAlive: Bool = false, address: String = "127.0.0.1") throws {
+    /// on `address` (127.0.0.1, or ::1), at `port` (0: any free one; another server's port after
+    /// it stopped, to stand for that server with another certificate).
+    init(certificateFile: String, keyFile: String, keepAlive: Bool = false, address: String = "127.0.0.1", port requested: Int = 0) throws {
         directory = TestEnvironment.temporaryDirectory("server")
         routes = directory.appendingPathComponent("routes")
         try FileManager.default.createDirectory(at: routes, withIntermediateDirectories: true)
@@ -33,7 +34,7 @@ final class FixtureServer: @unchecked Sendable {  // immutable after init except
                 "python3", TestEnvironment.fixtures.appendingPathComponent("pinserver.py").path,
                 "--routes", routes.path,
                 "--cert", certificateFile, "--key", keyFile,
-                "--port-file", portFile.path, "--http-port-file", httpPortFile.path, "--address", address,
+                "--port", "\(requested)", "--port-file", portFile.path, "--http-port-file", httpPortFile.path, "--address", address,
             ]
             + (keepAlive ? ["--keep-alive"] : [])
         process.standardOutput = FileHandle.nullDevice

@@ -62,7 +62,8 @@ struct JSONScanner {
 
     private func unexpectedByte() -> PinListError {
         let byte = bytes[position]
-        let shown = byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+        let shown =
+            byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
         return syntaxError("unexpected \(shown)")
     }
 

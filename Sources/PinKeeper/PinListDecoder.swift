@@ -177,7 +177,8 @@ struct PinListDecoder {
                 case .expires: try member(&expires, in: 3) { (d) throws(PinListError) in try d.integer(depth: 3) }
                 case .depth: try member(&depth, in: 3) { (d) throws(PinListError) in try d.integer(depth: 3) }
                 case .signature: try member(&signature, in: 3) { (d) throws(PinListError) in try d.string(depth: 3) }
-                case .key where readsCacheFields: try member(&key, in: 3) { (d) throws(PinListError) in try d.string(depth: 3, reusing: .key) }
+                case .key where readsCacheFields:
+                    try member(&key, in: 3) { (d) throws(PinListError) in try d.string(depth: 3, reusing: .key) }
                 default: try scanner.skipValue(depth: 3)
                 }
             } while try scanner.nextMember()

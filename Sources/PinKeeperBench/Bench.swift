@@ -201,12 +201,15 @@ func staticList(_ args: Arguments) async {
     line("publish (CacheDirectory.publish, fsync)", publish.text)
     line("verify + merge + publish (incl. parse)", total.text)
     line("StoreUpdater.update, canned 200 response", e2e.text)
-    line("reference: same verifications on 1 thread", cFormat("%8.1f ms  (%.1f µs per entry)", sequential, sequential * 1000 / Double(entries)))
+    line(
+        "reference: same verifications on 1 thread",
+        cFormat("%8.1f ms  (%.1f µs per entry)", sequential, sequential * 1000 / Double(entries)))
     line("parallel speed-up of verification", cFormat("%8.2f×", sequential / merge.median))
     if let rate = args.double("openssl-verify-per-sec") {
         let reference = Double(entries) / rate * 1000
         line("openssl speed ecdsap256: \(entries) verifies", cFormat("%8.1f ms  (%.0f verify/s, 1 core)", reference, rate))
-        line("RATIO openssl / pinkeeper (goal > 1.0)", cFormat("%8.2f   (full path %.2f)", reference / total.median, reference / e2e.median))
+        line(
+            "RATIO openssl / pinkeeper (goal > 1.0)", cFormat("%8.2f   (full path %.2f)", reference / total.median, reference / e2e.median))
     }
 }
 
@@ -471,7 +474,9 @@ enum PinKeeperBench {
         case "outage": outage(args)
         case "outage-sweep": outageSweep(args)
         default:
-            print("usage: pinkeeper-bench static|unchanged|challenge|stores|http-list|verify|fleet|outage|outage-sweep [--option value ...] (see scripts/bench.sh)")
+            print(
+                "usage: pinkeeper-bench static|unchanged|challenge|stores|http-list|verify|fleet|outage|outage-sweep [--option value ...] (see scripts/bench.sh)"
+            )
             exit(args.command == "help" ? 0 : 2)
         }
     }

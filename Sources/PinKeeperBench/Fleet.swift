@@ -59,14 +59,20 @@ func fleet(_ args: Arguments) {
         let regular = base - system.uniform(upTo: base / 10)
         return t + max(catchingUp ? system.uniform(upTo: regular) : regular, floor)
     }
-    print("fleet: \(hosts) hosts started in the same second, periodic_update_interval \(policy.periodicUpdateInterval) s, \(hours) h simulated, requests per minute")
+    print(
+        "fleet: \(hosts) hosts started in the same second, periodic_update_interval \(policy.periodicUpdateInterval) s, \(hours) h simulated, requests per minute"
+    )
     func report(_ name: String, _ r: FleetResult) {
         let all = 0..<minutes, afterStart = 1..<minutes, lastHalf = (minutes / 2)..<minutes
         let (peakAll, atAll) = r.peak(all), (peakAfter, atAfter) = r.peak(afterStart), (peakLate, atLate) = r.peak(lastHalf)
         print("  \(name): \(r.total) requests, mean \(fmt(r.mean(all))) per minute")
         line("    peak / mean, whole run", cFormat("%8.2f  (peak %ld at minute %ld)", Double(peakAll) / r.mean(all), peakAll, atAll))
-        line("    peak / mean, after the start minute", cFormat("%8.2f  (peak %ld at minute %ld)", Double(peakAfter) / r.mean(afterStart), peakAfter, atAfter))
-        line("    peak / mean, last \(hours / 2) h (goal <= 1.5)", cFormat("%8.2f  (peak %ld at minute %ld)", Double(peakLate) / r.mean(lastHalf), peakLate, atLate))
+        line(
+            "    peak / mean, after the start minute",
+            cFormat("%8.2f  (peak %ld at minute %ld)", Double(peakAfter) / r.mean(afterStart), peakAfter, atAfter))
+        line(
+            "    peak / mean, last \(hours / 2) h (goal <= 1.5)",
+            cFormat("%8.2f  (peak %ld at minute %ld)", Double(peakLate) / r.mean(lastHalf), peakLate, atLate))
         var hourly: [String] = []
         for h in [1, 2, 6, 12, hours - 1] where h < hours {
             let range = (h * 60)..<((h + 1) * 60)

@@ -248,16 +248,23 @@ private func report(_ figures: OutageFigures, _ setup: OutageSetup) {
     print(
         "outage: \(setup.hosts) hosts, periodic_update_interval \(policy.periodicUpdateInterval) s, retry_min \(policy.retryMin) s, retry_max \(policy.retryMax) s, service down \(setup.outageSeconds / 3_600) h (\(setup.answer)) after \(setup.beforeSeconds / 3_600) h"
     )
-    if let share = setup.jitterShare { print(cFormat("(retries with %.2f of each step random, a comparison: not the product's Backoff)", share)) }
+    if let share = setup.jitterShare {
+        print(cFormat("(retries with %.2f of each step random, a comparison: not the product's Backoff)", share))
+    }
     line("steady mean before the outage", cFormat("%.1f requests per minute", figures.steady))
-    for (name, peak) in [("steady window's own max / mean (noise)", figures.noise), ("peak / steady mean during", figures.during), ("peak / steady mean after (goal <= 3)", figures.after)] {
+    for (name, peak) in [
+        ("steady window's own max / mean (noise)", figures.noise), ("peak / steady mean during", figures.during),
+        ("peak / steady mean after (goal <= 3)", figures.after),
+    ] {
         line(
             name,
             cFormat(
                 "%6.2f per minute (minute %ld), %6.2f per 10 minutes (from minute %ld)", peak.minute, peak.minuteAt, peak.tenMinutes,
                 peak.tenMinutesAt))
     }
-    line("hosts that failed at least once", cFormat("%ld (%.1f %%)", figures.affected, Double(figures.affected) * 100 / Double(figures.hosts)))
+    line(
+        "hosts that failed at least once",
+        cFormat("%ld (%.1f %%)", figures.affected, Double(figures.affected) * 100 / Double(figures.hosts)))
     guard figures.affected > 0 else { return }
     let (p50, p99, worst) = figures.recovery
     line("fresh again after the return: p50 / p99 / max", "\(seconds(p50)) / \(seconds(p99)) / \(seconds(worst))")
@@ -269,7 +276,9 @@ private func report(_ figures: OutageFigures, _ setup: OutageSetup) {
 /// `outage-sweep`: the same outage for every answer × retry_min × retry_max, one table row each;
 /// with several `--seeds`, each figure is the median over the seeds, and the peak after also its range.
 func outageSweep(_ args: Arguments) {
-    func list(_ name: String, _ fallback: String) -> [String] { args.string(name, default: fallback).split(separator: ",").map(String.init) }
+    func list(_ name: String, _ fallback: String) -> [String] {
+        args.string(name, default: fallback).split(separator: ",").map(String.init)
+    }
     let answers = list("answers", "unreachable,503:3600").map { text in
         guard let answer = OutageAnswer(text) else { fail("--answers: unreachable or 503:SECONDS, not '\(text)'") }
         return answer
@@ -301,7 +310,9 @@ func outageSweep(_ args: Arguments) {
                     return OutageFigures(simulate(setup), setup)
                 }
                 func median<T: Comparable>(_ value: (OutageFigures) -> T) -> T { runs.map(value).sorted()[(runs.count - 1) / 2] }
-                func pair(_ peak: (OutageFigures) -> Peak) -> String { cFormat("%.2f; %.2f", median { peak($0).minute }, median { peak($0).tenMinutes }) }
+                func pair(_ peak: (OutageFigures) -> Peak) -> String {
+                    cFormat("%.2f; %.2f", median { peak($0).minute }, median { peak($0).tenMinutes })
+                }
                 let (afterMinute, afterTen) = (runs.map(\.after.minute), runs.map(\.after.tenMinutes))
                 let range = cFormat("%.2f – %.2f; %.2f – %.2f", afterMinute.min()!, afterMinute.max()!, afterTen.min()!, afterTen.max()!)
                 let met = median(\.after.tenMinutes) <= 3 && median(\.after.minute) <= 3 ? " ✔" : " ✘"

@@ -50,7 +50,8 @@ enum Main {
         guard arguments.first == Validate.configuration.commandName else { return arguments }
         let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
         return arguments[..<end].flatMap { argument -> [String] in
-            guard argument.hasPrefix("--"), argument.hasSuffix("="), argument.firstIndex(of: "=") == argument.index(before: argument.endIndex)
+            guard argument.hasPrefix("--"), argument.hasSuffix("="),
+                argument.firstIndex(of: "=") == argument.index(before: argument.endIndex)
             else { return [argument] }
             return [String(argument.dropLast()), ""]
         } + arguments[end...]

@@ -20,7 +20,11 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "Least severe messages to log: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
-    @Option(name: .long, help: "Log lines on stderr as logfmt or json (default: log_format in the configuration, else logfmt); not used when stderr is the journal.")
+    @Option(
+        name: .long,
+        help:
+            "Log lines on stderr as logfmt or json (default: log_format in the configuration, else logfmt); not used when stderr is the journal."
+    )
     var logFormat: LogFormat?
 
     var configPath: String {

@@ -31,7 +31,9 @@ struct Probe: AsyncParsableCommand {
         let selected = (stores.isEmpty ? configuration.stores : stores.compactMap(configuration.store))
             .filter { !$0.probe.targets.isEmpty }
         guard !selected.isEmpty else {
-            StandardError.write("pinkeeper: no probe targets in \(global.configPath); list hosts with probe = [\"api.example.com\"] in a store or in [defaults]\n")
+            StandardError.write(
+                "pinkeeper: no probe targets in \(global.configPath); list hosts with probe = [\"api.example.com\"] in a store or in [defaults]\n"
+            )
             throw ExitCode(64)
         }
         let results = await ProbePass.run(selected, prober: Prober(cacheDirectory: configuration.cacheDirectory))

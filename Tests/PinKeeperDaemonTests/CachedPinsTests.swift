@@ -156,7 +156,8 @@ struct CachedPinsTests {
     @Test("adding a key drops nothing and changes nothing", arguments: [ListMode.static, .challenge])
     func addingAKey(_ mode: ListMode) throws {
         let keyA = try Vectors.keyA(), keyB = try Vectors.keyB()
-        let pin = mode == .static ? try Self.signedPin(key: keyB.id) : Pins.make("api.example.com", 0x01, expires: 4_102_444_800, key: keyB.id)
+        let pin =
+            mode == .static ? try Self.signedPin(key: keyB.id) : Pins.make("api.example.com", 0x01, expires: 4_102_444_800, key: keyB.id)
         let loaded = Self.file([pin], mode: mode)
         let result = CachedPins.reconcile(loaded, store: Self.store(mode, keys: [keyA, keyB]))
         #expect(result.file == loaded)

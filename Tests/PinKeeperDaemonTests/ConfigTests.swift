@@ -113,7 +113,8 @@ struct ConfigTests {
             max_response_size = "1MiB"
             """) + store("shop", publicKey: "[\"\(Vectors.keyABase64)\", \"\(keyB)\"]")
 
-    static let fallbackList = #"{"fingerprints":[{"name":"api.example.com","fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":4102444800,"signature":""}]}"#
+    static let fallbackList =
+        #"{"fingerprints":[{"name":"api.example.com","fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":4102444800,"signature":""}]}"#
 
     @Test func fullConfigurationWithDefaultsAndOverrides() throws {
         let loaded = try Self.load(Self.fullConfig, files: ["banking-fallback.json": Self.fallbackList, "internal-ca.pem": "pem"])
@@ -160,7 +161,9 @@ struct ConfigTests {
         #expect(UpdatePolicy().expirationUpdateThreshold == 1_209_600)
     }
 
-    @Test(arguments: [("\"90s\"", 90), ("\"15m\"", 900), ("\"36h\"", 129_600), ("\"7d\"", 604_800), ("\"2w\"", 1_209_600), ("45", 45)] as [(String, Int64)])
+    @Test(
+        arguments: [("\"90s\"", 90), ("\"15m\"", 900), ("\"36h\"", 129_600), ("\"7d\"", 604_800), ("\"2w\"", 1_209_600), ("45", 45)]
+            as [(String, Int64)])
     func durationUnits(_ text: String, _ seconds: Int64) throws {
         let config = try Self.load("[defaults]\nperiodic_update_interval = \(text)\n" + Self.store()).config()
         #expect(config.stores.first?.policy.periodicUpdateInterval == seconds)

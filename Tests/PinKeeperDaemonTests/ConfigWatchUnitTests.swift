@@ -26,7 +26,9 @@ struct ConfigWatchUnitTests {
 
     @Test("a host's plain files: one directory and stores.d; without stores.d, the directory alone; a relative path")
     func hostTargets() {
-        let plain: [String: String] = ["/etc/pk": "/etc/pk", "/etc/pk/main.toml": "/etc/pk/main.toml", "/etc/pk/stores.d": "/etc/pk/stores.d"]
+        let plain: [String: String] = [
+            "/etc/pk": "/etc/pk", "/etc/pk/main.toml": "/etc/pk/main.toml", "/etc/pk/stores.d": "/etc/pk/stores.d",
+        ]
         #expect(
             WatchTarget.targets(configPath: "/etc/pk/main.toml", resolve: { plain[$0] }) == [
                 WatchTarget(directory: "/etc/pk", entries: .named(["main.toml", "stores.d", "..data"])),
@@ -36,7 +38,10 @@ struct ConfigWatchUnitTests {
             WatchTarget.targets(configPath: "/etc/pk/main.toml", resolve: { $0 == "/etc/pk/stores.d" ? nil : plain[$0] }) == [
                 WatchTarget(directory: "/etc/pk", entries: .named(["main.toml", "stores.d", "..data"]))
             ])
-        #expect(WatchTarget.targets(configPath: "pk.toml", resolve: { _ in nil }) == [WatchTarget(directory: ".", entries: .named(["pk.toml", "stores.d", "..data"]))])
+        #expect(
+            WatchTarget.targets(configPath: "pk.toml", resolve: { _ in nil }) == [
+                WatchTarget(directory: ".", entries: .named(["pk.toml", "stores.d", "..data"]))
+            ])
         #expect(WatchTarget.split("/pk.toml") == ("/", "pk.toml"))
     }
 
@@ -84,7 +89,8 @@ struct ConfigWatchUnitTests {
             + record(5, UInt32(IN_CREATE), "x.toml", padTo: 32).dropLast(8)
         #expect(
             Inotify.parse(bytes[...]) == [
-                Inotify.Event(watch: 3, mask: UInt32(IN_MOVED_TO), name: "..data"), Inotify.Event(watch: 4, mask: UInt32(IN_DELETE_SELF), name: ""),
+                Inotify.Event(watch: 3, mask: UInt32(IN_MOVED_TO), name: "..data"),
+                Inotify.Event(watch: 4, mask: UInt32(IN_DELETE_SELF), name: ""),
             ])
     }
 
@@ -100,7 +106,9 @@ struct ConfigWatchUnitTests {
         #expect(rename(directory.appendingPathComponent("new").path, directory.appendingPathComponent("pinkeeper.toml").path) == 0)
         let events = inotify.wait(milliseconds: 1000)
         #expect(events.contains { $0.watch == watch && $0.has(IN_MOVED_TO) && $0.name == "pinkeeper.toml" }, "\(events)")
-        #expect(throws: Inotify.WatchError.self) { try inotify.watch(directory.appendingPathComponent("missing").path, mask: ConfigWatcher.mask).get() }
+        #expect(throws: Inotify.WatchError.self) {
+            try inotify.watch(directory.appendingPathComponent("missing").path, mask: ConfigWatcher.mask).get()
+        }
     }
 
     @Test("debounce: 500 ms after the last change, at most 5 s after the first; poll timeouts rounded up")

@@ -62,7 +62,9 @@ struct DirectorySyncTests {
 
     /// Writes `name` on a thread of its own; the result, and how many directory fsyncs had
     /// finished when the write returned.
-    static func write(_ name: String, _ writer: AtomicWriter, in directory: URL, disk: HeldDirectoryFileSystem) async -> (Result<Void, FileError>, Int) {
+    static func write(_ name: String, _ writer: AtomicWriter, in directory: URL, disk: HeldDirectoryFileSystem) async -> (
+        Result<Void, FileError>, Int
+    ) {
         await BlockingWork.run {
             let result = Result { () throws(FileError) in _ = try writer.write(Data(name.utf8), to: name, in: directory.path) }
             return (result, disk.finished)

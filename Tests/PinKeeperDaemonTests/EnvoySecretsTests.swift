@@ -45,7 +45,8 @@ struct EnvoySecretsTests {
 
     @Test("a name without a live leaf pin gets a hash that matches nothing, never an empty list")
     func emptyFailsClosed() throws {
-        let expired = EnvoySecrets(store: try store(), cache: cache([pin("old.example.com", 1, expires: now - 10)]), fallbackPins: [], now: now)
+        let expired = EnvoySecrets(
+            store: try store(), cache: cache([pin("old.example.com", 1, expires: now - 10)]), fallbackPins: [], now: now)
         #expect(hashes(expired.files["old.example.com.yaml"]) == [EnvoySecrets.neverMatches])
         let depthOnly = EnvoySecrets(store: try store(), cache: cache([pin("ca.example.com", 2, depth: 1)]), fallbackPins: [], now: now)
         #expect(hashes(depthOnly.files["ca.example.com.yaml"]) == [EnvoySecrets.neverMatches])
@@ -54,7 +55,8 @@ struct EnvoySecretsTests {
 
     @Test("domainsConfig exemptions and names outside expected_common_names fail closed")
     func inexpressibleRulesFailClosed() throws {
-        let domains = DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [.init(name: "api.example.com", sslPinningRequired: true)])
+        let domains = DomainsConfig(
+            sslPinningRequiredForUnlisted: false, domains: [.init(name: "api.example.com", sslPinningRequired: true)])
         let pins = [pin("api.example.com", 3), pin("free.example.com", 4)]
         let secrets = EnvoySecrets(store: try store(), cache: cache(pins, domains: domains), fallbackPins: [], now: now)
         #expect(hashes(secrets.files["api.example.com.yaml"]) == [String(repeating: "03", count: 32)])
@@ -68,7 +70,8 @@ struct EnvoySecretsTests {
     @Test("a name that is not a DNS name or IP literal never becomes a path")
     func hostileNamesAreSkipped() throws {
         let names = ["../x", "a/b", "*.example.com", "x\u{0}y", ".hidden", "a..b", "-a.example", "", "b\u{FC}cher.example"]
-        let secrets = EnvoySecrets(store: try store(), cache: cache(names.enumerated().map { pin($1, UInt8($0)) }), fallbackPins: [], now: now)
+        let secrets = EnvoySecrets(
+            store: try store(), cache: cache(names.enumerated().map { pin($1, UInt8($0)) }), fallbackPins: [], now: now)
         #expect(secrets.files.isEmpty)
         #expect(Set(secrets.skipped) == Set(names))
         for good in ["api.example.com", "127.0.0.1", "::1", "2001:db8::1", "xn--bcher-kva.example", "_dmarc.example"] {

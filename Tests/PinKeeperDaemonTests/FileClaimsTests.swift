@@ -84,7 +84,9 @@ struct FileClaimsTests {
         #expect(loaded.error?.description.contains(fragment) == true, "\(loaded.error.map { "\($0)" } ?? "")")
     }
 
-    @Test("ids that only resemble the suffixes are fine", arguments: ["api.statement", "x.probe", "jsonx", "x-json", "lock-1", "x_state", "json", "state", "lock.x"])
+    @Test(
+        "ids that only resemble the suffixes are fine",
+        arguments: ["api.statement", "x.probe", "jsonx", "x-json", "lock-1", "x_state", "json", "state", "lock.x"])
     func resemblingIDs(_ id: String) throws {
         #expect(try load(ConfigTests.store("\"\(id)\"")).config().stores.map(\.id) == [id])
     }
@@ -141,7 +143,8 @@ struct FileClaimsTests {
             let result = ChildProcess.run(TestEnvironment.binary, [command, "--config", config], timeout: 30)
             #expect(result.status == 78, "\(command): \(result.status) \(result.stderr)")
             #expect(
-                result.stderr.hasPrefix("pinkeeper: \(config): key 'state_directory': \(FileClaims.resolved(sandbox.cache.path)) is also cache_directory"),
+                result.stderr.hasPrefix(
+                    "pinkeeper: \(config): key 'state_directory': \(FileClaims.resolved(sandbox.cache.path)) is also cache_directory"),
                 "\(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1)
         }

@@ -29,7 +29,9 @@ struct FoundationFreeTests {
     func cFormatIntegers() {
         for value in [0, 7, 42, 999, 1_000, -5, Int.max, Int.min] {
             #expect(cFormat("s%03ld", value) == String(format: "s%03ld", value))
-            #expect(cFormat("%8.2f  (peak %ld at minute %ld)", 1.5, value, value) == String(format: "%8.2f  (peak %ld at minute %ld)", 1.5, value, value))
+            #expect(
+                cFormat("%8.2f  (peak %ld at minute %ld)", 1.5, value, value)
+                    == String(format: "%8.2f  (peak %ld at minute %ld)", 1.5, value, value))
         }
         #expect(cFormat("%8.1f ms  (min %.1f)", 2.25, -0.05) == String(format: "%8.1f ms  (min %.1f)", 2.25, -0.05))
         #expect(cFormat("%.300f", 1.0) == String(format: "%.300f", 1.0))

@@ -57,10 +57,14 @@ struct HookRootChainTests {
     func missingArgument() throws {
         let (directory, _) = try theirScript()
         let later = directory + "/later.sh"
-        #expect(HookTrust.problem(argv: ["/bin/sh", later]) == "its argument \(later): the directory \(directory) is owned by uid 65534, not root")
+        #expect(
+            HookTrust.problem(argv: ["/bin/sh", later])
+                == "its argument \(later): the directory \(directory) is owned by uid 65534, not root")
         // Several levels missing: the nearest existing directory decides.
         let deep = directory + "/not/yet/there.sh"
-        #expect(HookTrust.problem(argv: ["/bin/sh", deep]) == "its argument \(deep): the directory \(directory) is owned by uid 65534, not root")
+        #expect(
+            HookTrust.problem(argv: ["/bin/sh", deep]) == "its argument \(deep): the directory \(directory) is owned by uid 65534, not root"
+        )
         // Below a directory root owns that its group may write: the group may create the file.
         let shared = try scratch.directory("shared", mode: 0o775)
         #expect(
@@ -74,7 +78,8 @@ struct HookRootChainTests {
         let later = sticky + "/hook.sh"
         #expect(
             HookTrust.problem(argv: ["/bin/sh", later])
-                == "its argument \(later): it does not exist, and the directory \(sticky) where it would appear is writable by its group and other users")
+                == "its argument \(later): it does not exist, and the directory \(sticky) where it would appear is writable by its group and other users"
+        )
         // Missing below a directory only root can write: nobody else can create it.
         #expect(HookTrust.problem(argv: ["/usr/bin/true", root + "/not-there"]) == nil)
         #expect(HookTrust.problem(argv: ["/usr/bin/true", "--quiet", "api.example.com"]) == nil)

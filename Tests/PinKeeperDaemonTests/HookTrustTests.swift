@@ -173,7 +173,9 @@ struct HookTrustTests {
         let shell = try scratch.program("open/sh", text: "")
         let script = try scratch.program("hook", text: "#! \(shell) -e\nexit 0\n")
         #expect(HookTrust.interpreter(of: script) == shell)
-        #expect(HookTrust.problem(script) == "\(script) is run by \(shell): the directory \(root)/open is writable by its group and other users and not sticky")
+        #expect(
+            HookTrust.problem(script)
+                == "\(script) is run by \(shell): the directory \(root)/open is writable by its group and other users and not sticky")
         let plain = try scratch.program("plain", text: "#!/bin/sh -e\nexit 0\n")
         #expect(HookTrust.problem(plain) == nil)
         let relative = try scratch.program("relative", text: "#!sh\nexit 0\n")

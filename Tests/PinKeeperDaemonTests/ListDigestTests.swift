@@ -12,7 +12,8 @@ import Testing
 struct ListDigestTests {
     static func entry(_ name: String, _ byte: UInt8, expires: Int64 = 4_102_444_800, depth: Int? = nil) -> String {
         let depthMember = depth.map { #", "depth": \#($0)"# } ?? ""
-        return #"{"name": \#(jsonString(name)), "fingerprint": "\#(Data(repeating: byte, count: 32).base64EncodedString())", "expires": \#(expires)\#(depthMember)}"#
+        return
+            #"{"name": \#(jsonString(name)), "fingerprint": "\#(Data(repeating: byte, count: 32).base64EncodedString())", "expires": \#(expires)\#(depthMember)}"#
     }
 
     static func list(_ entries: [String], timestamp: Int64 = 1_760_000_000, domains: String? = nil) -> String {
@@ -91,7 +92,8 @@ struct ListDigestTests {
             Self.list([Self.entry("api.example.com", 1), Self.entry("api.example.com", 2)], domains: Self.domains),
             Self.list(
                 [Self.entry("api.example.com", 1)],
-                domains: Self.domains.replacingOccurrences(of: "\"sslPinningRequiredForUnlisted\": true", with: "\"sslPinningRequiredForUnlisted\": false")),
+                domains: Self.domains.replacingOccurrences(
+                    of: "\"sslPinningRequiredForUnlisted\": true", with: "\"sslPinningRequiredForUnlisted\": false")),
             // The other spelling of free.example.com first: its decision counts now.
             Self.list([Self.entry("api.example.com", 1)], domains: Self.swappedDomains),
             Self.list([Self.entry("api.example.com", 1)]),

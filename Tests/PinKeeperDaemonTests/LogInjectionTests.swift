@@ -85,7 +85,10 @@ struct LogInjectionTests {
             file: "F.swift", function: "f()", line: 1)
         #expect(entry["PINKEEPER_NAME"] == Self.hostileEscaped)
         #expect(entry["PINKEEPER_REASON"] == "the entry '\(Self.hostileEscaped)' (expires 1) has no signature")
-        #expect(entry["MESSAGE"] == "update failed name=\"\(Self.hostileEscaped)\" reason=\"the entry '\(Self.hostileEscaped)' (expires 1) has no signature\" store=s")
+        #expect(
+            entry["MESSAGE"]
+                == "update failed name=\"\(Self.hostileEscaped)\" reason=\"the entry '\(Self.hostileEscaped)' (expires 1) has no signature\" store=s"
+        )
         #expect(entry.fields.allSatisfy { !Self.hasControl($0.1) })
         // And the bytes handed to libsystemd are those fields, with nothing after them.
         #expect(JournalVectorTests.sentFields(entry) == entry.fields.map { Array("\($0.0)=\($0.1)".utf8) })

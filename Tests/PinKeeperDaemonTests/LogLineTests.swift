@@ -49,7 +49,9 @@ struct LogLineTests {
 
     @Test("an event without a MESSAGE_ID has neither event nor message_id; an unknown event keeps its name only")
     func eventNames() {
-        #expect(Self.line(["store": "a"], level: .info, message: "stopping").text(.logfmt) == "time=2025-11-22T00:06:40.042Z level=info msg=stopping store=a")
+        #expect(
+            Self.line(["store": "a"], level: .info, message: "stopping").text(.logfmt)
+                == "time=2025-11-22T00:06:40.042Z level=info msg=stopping store=a")
         #expect(Self.line(["event": "made-up"])["event"] == "made-up")
         #expect(Self.line(["event": "made-up"])["message_id"] == nil)
     }
@@ -95,7 +97,9 @@ struct LogLineTests {
 
     /// Any scalar at all, weighted towards what breaks lines and quoting.
     static func hostileText(_ random: inout SplitMix64) -> String {
-        let nasty: [Unicode.Scalar] = ["\n", "\r", "\t", "\0", "\u{1b}", "\"", "\\", "=", " ", "\u{85}", "\u{2028}", "\u{202e}", "\u{7f}", "é", "😀", "{", "}", ","]
+        let nasty: [Unicode.Scalar] = [
+            "\n", "\r", "\t", "\0", "\u{1b}", "\"", "\\", "=", " ", "\u{85}", "\u{2028}", "\u{202e}", "\u{7f}", "é", "😀", "{", "}", ",",
+        ]
         var text = ""
         for _ in 0..<Int.random(in: 0...12, using: &random) {
             if Bool.random(using: &random) {

@@ -11,7 +11,8 @@ struct ProbeConfigTests {
 
     @Test("targets with and without ports, IPv6, the default interval, no CA file, no connect-to")
     func targets() throws {
-        let config = try load(ConfigTests.store("banking", #"probe = ["api.example.com", "pay.example.com:8443", "[2001:db8::1]:4443"]"#)).config()
+        let config = try load(ConfigTests.store("banking", #"probe = ["api.example.com", "pay.example.com:8443", "[2001:db8::1]:4443"]"#))
+            .config()
         let probe = try #require(config.store("banking")).probe
         #expect(probe.targets.map(\.id) == ["api.example.com:443", "pay.example.com:8443", "[2001:db8::1]:4443"])
         #expect(probe.targets.map(\.name) == ["api.example.com", "pay.example.com", "2001:db8::1"])

@@ -140,7 +140,9 @@ struct UpdateConcurrencyTests {
         let config = try sandbox.writeConfig([("a", "https://127.0.0.1:1/a", "challenge")], extra: "concurrency = 0")
         let result = ChildProcess.run(TestEnvironment.binary, ["update", "--config", config], timeout: 30)
         #expect(result.status == 78)
-        #expect(result.stderr == "pinkeeper: \(config): key 'concurrency': must be an integer from 1 to 64: how many stores are fetched at once\n")
+        #expect(
+            result.stderr
+                == "pinkeeper: \(config): key 'concurrency': must be an integer from 1 to 64: how many stores are fetched at once\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).isEmpty)
     }
 }

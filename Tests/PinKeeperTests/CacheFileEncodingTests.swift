@@ -20,7 +20,8 @@ struct CacheFileEncodingTests {
         let file = CacheFile(list: PinList(pins: pins), metadata: .init(store: "s", source: "u", updated: .min, nextUpdate: .max))
         let text = String(decoding: file.encoded(), as: UTF8.self)
         for pin in pins {
-            var line = #"{"name": "\#(pin.name)", "fingerprint": "\#(Data(pin.fingerprint).base64EncodedString())", "expires": \#(pin.expires)"#
+            var line =
+                #"{"name": "\#(pin.name)", "fingerprint": "\#(Data(pin.fingerprint).base64EncodedString())", "expires": \#(pin.expires)"#
             if pin.depth != 0 { line += #", "depth": \#(pin.depth)"# }
             #expect(text.contains(line + "}"), "\(line)")
         }
@@ -69,10 +70,14 @@ struct CacheFileEncodingTests {
     @Test("written in pieces, the file is the same bytes, whatever the piece size")
     func piecesJoinedAreTheEncoding() throws {
         let pins = (0..<40).map { i in
-            Pin(name: "n\(i).example", fingerprint: Sample.digest(UInt8(i)), expires: Int64(i) * 1_000, depth: i % 3, signature: i % 2 == 0 ? "MEUCIQ==" : nil, key: "k")
+            Pin(
+                name: "n\(i).example", fingerprint: Sample.digest(UInt8(i)), expires: Int64(i) * 1_000, depth: i % 3,
+                signature: i % 2 == 0 ? "MEUCIQ==" : nil, key: "k")
         }
         let file = CacheFile(
-            list: PinList(pins: pins, domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [.init(name: "d", sslPinningRequired: true)])),
+            list: PinList(
+                pins: pins,
+                domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [.init(name: "d", sslPinningRequired: true)])),
             metadata: .init(store: "s", source: "u", updated: 1, nextUpdate: 2, mode: .static))
         for size in [1, 7, 100, 1_000, 1 << 20] {
             var pieces: [[UInt8]] = []
@@ -85,12 +90,18 @@ struct CacheFileEncodingTests {
     @Test("the bytes of a sample file, as every version wrote them")
     func sampleFileBytes() throws {
         let pins = [
-            Pin(name: "api.example.com", fingerprint: [UInt8](repeating: 1, count: 32), expires: 4_102_444_800, signature: "MEUCIQ==", key: "0123456789abcdef"),
+            Pin(
+                name: "api.example.com", fingerprint: [UInt8](repeating: 1, count: 32), expires: 4_102_444_800, signature: "MEUCIQ==",
+                key: "0123456789abcdef"),
             Pin(name: "cdn.example.com", fingerprint: [UInt8](repeating: 0xFE, count: 32), expires: -5, depth: 1),
         ]
         let file = CacheFile(
-            list: PinList(pins: pins, domainsConfig: DomainsConfig(sslPinningRequiredForUnlisted: true, domains: [.init(name: "x.example", sslPinningRequired: false)], key: "k")),
-            metadata: .init(store: "s1", source: "https://pins.example/list", updated: 1_700_000_000, nextUpdate: 1_700_086_400, mode: .challenge))
+            list: PinList(
+                pins: pins,
+                domainsConfig: DomainsConfig(
+                    sslPinningRequiredForUnlisted: true, domains: [.init(name: "x.example", sslPinningRequired: false)], key: "k")),
+            metadata: .init(
+                store: "s1", source: "https://pins.example/list", updated: 1_700_000_000, nextUpdate: 1_700_086_400, mode: .challenge))
         let expected = """
             {
               "fingerprints": [

@@ -70,7 +70,8 @@ struct CacheModeTests {
 
     @Test("an unknown mode is a format this version does not read: a reader cannot know what in it is signed")
     func unknownMode() {
-        let data = Sample.document([Sample.entry()], extra: #","pinkeeper":{"format":1,"store":"s","mode":"dynamic","source":"u","updated":1,"nextUpdate":2}"#)
+        let data = Sample.document(
+            [Sample.entry()], extra: #","pinkeeper":{"format":1,"store":"s","mode":"dynamic","source":"u","updated":1,"nextUpdate":2}"#)
         let error = #expect(throws: PinListError.self) { try CacheFile(json: data) }
         #expect(error?.code == .unsupportedFormat)
         #expect(error?.reason == #"pinkeeper.mode "dynamic" is not a mode this version reads"#)

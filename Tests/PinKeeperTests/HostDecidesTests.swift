@@ -34,7 +34,9 @@ struct HostDecidesTests {
         let exemptHost = DomainsConfig(sslPinningRequiredForUnlisted: true, domains: [.init(name: host, sslPinningRequired: false)])
         #expect(verdict(pins, 0x03, commonName: "other.example.com", domains: exemptHost) == .untrusted)
         #expect(verdict(pins, 0x03, commonName: nil, domains: exemptHost) == .trusted)
-        #expect(verdict(pins, 0x03, commonName: "STATIC.example.com", domains: .init(sslPinningRequiredForUnlisted: false, domains: [])) == .trusted)
+        #expect(
+            verdict(pins, 0x03, commonName: "STATIC.example.com", domains: .init(sslPinningRequiredForUnlisted: false, domains: []))
+                == .trusted)
     }
 
     @Test("pins under either name may match: MUS lists name the host, SSL Pinning Tool lists the CN")

@@ -58,7 +58,10 @@ struct PinListDecoderDifferentialTests {
     @Test func randomByteMutations() {
         var random = SplitMix64(seed: 0x5EED_0002)
         var tally = Tally()
-        let interesting: [UInt8] = Array(#"{}[],:"\ 0123456789.eE+-tfnul/"#.utf8) + [0x00, 0x09, 0x0A, 0x1F, 0x7F, 0x80, 0xBF, 0xC0, 0xC3, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
+        let interesting: [UInt8] =
+            Array(#"{}[],:"\ 0123456789.eE+-tfnul/"#.utf8) + [
+                0x00, 0x09, 0x0A, 0x1F, 0x7F, 0x80, 0xBF, 0xC0, 0xC3, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF,
+            ]
         for round in 0..<6_000 {
             var bytes = Array((round % 3 == 0 ? Generated.smallCacheFile : Data(Generated.document(&random).utf8)))
             for _ in 0..<(1 + Int(random.next() % 3)) where !bytes.isEmpty {
@@ -128,7 +131,9 @@ private struct Tally {
             #expect(handed == whole.pins, "forEachEntry: other entries for \(label())")
             #expect(rest.domainsConfig == whole.domainsConfig, "forEachEntry: other domainsConfig for \(label())")
         case (.failure(let whole), .failure(let error)):
-            #expect(error.reason == whole.reason && error.code == whole.code, "forEachEntry: '\(error.reason)' instead of '\(whole.reason)' for \(label())")
+            #expect(
+                error.reason == whole.reason && error.code == whole.code,
+                "forEachEntry: '\(error.reason)' instead of '\(whole.reason)' for \(label())")
         default:
             Issue.record("forEachEntry decided otherwise than PinList(json:) for \(label())")
         }
@@ -235,7 +240,9 @@ enum Generated {
         if chance(&random, 97) { members.append(("source", often(&random, string(&random)))) }
         if chance(&random, 97) { members.append(("updated", often(&random, integer(&random)))) }
         if chance(&random, 97) { members.append(("nextUpdate", often(&random, integer(&random)))) }
-        if chance(&random, 50) { members.append(("mode", often(&random, pick(&random, ["\"challenge\"", "\"static\"", "null", "\"other\""])))) }
+        if chance(&random, 50) {
+            members.append(("mode", often(&random, pick(&random, ["\"challenge\"", "\"static\"", "null", "\"other\""]))))
+        }
         return object(members, &random)
     }
 

@@ -52,11 +52,21 @@ struct PinListDecoderStrictnessTests {
             list(extra: #","domainsConfig":{"sslPinningRequiredForUnlisted":true,"sslPinningRequiredForUnlisted":false,"domains":[]}"#),
             "domainsConfig.sslPinningRequiredForUnlisted appears more than once"),
         // Integers are written as integers.
-        Case("expires 1.0", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":1.0"#), "fingerprints[0].expires is not an integer"),
-        Case("expires 1e3", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":1e3"#), "fingerprints[0].expires is not an integer"),
-        Case("expires 10e-1", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":10e-1"#), "fingerprints[0].expires is not an integer"),
-        Case("expires -0.0", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":-0.0"#), "fingerprints[0].expires is not an integer"),
-        Case("depth 1E+0", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":1,"depth":1E+0"#), "fingerprints[0].depth is not an integer"),
+        Case(
+            "expires 1.0", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":1.0"#), "fingerprints[0].expires is not an integer"
+        ),
+        Case(
+            "expires 1e3", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":1e3"#), "fingerprints[0].expires is not an integer"
+        ),
+        Case(
+            "expires 10e-1", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":10e-1"#),
+            "fingerprints[0].expires is not an integer"),
+        Case(
+            "expires -0.0", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":-0.0"#),
+            "fingerprints[0].expires is not an integer"),
+        Case(
+            "depth 1E+0", list(entry: #""name":"a","fingerprint":"\#(digest)","expires":1,"depth":1E+0"#),
+            "fingerprints[0].depth is not an integer"),
         // Lone surrogates, also where nothing reads them.
         Case("a lone high surrogate in an unknown member", list(extra: #","x":"\ud800""#), "a lone surrogate escape"),
         Case("a lone low surrogate in an unknown member", list(extra: #","x":"\udc00\ud800""#), "a lone surrogate escape"),
@@ -67,9 +77,11 @@ struct PinListDecoderStrictnessTests {
         Case("UTF-16 without one", list().utf8.flatMap { [$0, 0] }, "not valid JSON ("),
         Case("0xFF in an unknown member", bytes(#"{"fingerprints":[],"x":""#, [0xFF], #""}"#), "invalid UTF-8"),
         Case("an overlong '/' in an unknown member", bytes(#"{"fingerprints":[],"x":""#, [0xC0, 0xAF], #""}"#), "invalid UTF-8"),
-        Case("an encoded surrogate in an unknown member", bytes(#"{"fingerprints":[],"x":""#, [0xED, 0xA0, 0x80], #""}"#), "invalid UTF-8"),
+        Case(
+            "an encoded surrogate in an unknown member", bytes(#"{"fingerprints":[],"x":""#, [0xED, 0xA0, 0x80], #""}"#), "invalid UTF-8"),
         Case("a truncated sequence in an unknown member", bytes(#"{"fingerprints":[],"x":""#, [0xE2, 0x82], #""}"#), "invalid UTF-8"),
-        Case("beyond U+10FFFF in an unknown member", bytes(#"{"fingerprints":[],"x":""#, [0xF4, 0x90, 0x80, 0x80], #""}"#), "invalid UTF-8"),
+        Case(
+            "beyond U+10FFFF in an unknown member", bytes(#"{"fingerprints":[],"x":""#, [0xF4, 0x90, 0x80, 0x80], #""}"#), "invalid UTF-8"),
         // RFC 8259 syntax inside members nobody reads.
         Case("a trailing comma in the document", #"{"fingerprints":[],}"#, "not valid JSON (unexpected '}'"),
         Case("a raw tab in an unknown string", "{\"fingerprints\":[],\"x\":\"\t\"}", "a control character in a string"),
@@ -98,9 +110,13 @@ struct PinListDecoderStrictnessTests {
     @Test func theStrictnessAppliesToCacheFilesToo() {
         let file = #"{"fingerprints":[],"pinkeeper":{"format":1,"store":"s","source":"u","updated":1.0,"nextUpdate":2}}"#
         #expect(throws: Never.self) { try ReferencePinListDecoder.cacheFile(Data(file.utf8)) }
-        #expect(throws: PinListError(.invalidContent, reason: "pinkeeper.updated is not an integer")) { try CacheFile(json: Data(file.utf8)) }
+        #expect(throws: PinListError(.invalidContent, reason: "pinkeeper.updated is not an integer")) {
+            try CacheFile(json: Data(file.utf8))
+        }
         let twice = #"{"fingerprints":[],"pinkeeper":{"format":1,"format":2,"store":"s","source":"u","updated":1,"nextUpdate":2}}"#
-        #expect(throws: PinListError(.invalidContent, reason: "pinkeeper.format appears more than once")) { try CacheFile(json: Data(twice.utf8)) }
+        #expect(throws: PinListError(.invalidContent, reason: "pinkeeper.format appears more than once")) {
+            try CacheFile(json: Data(twice.utf8))
+        }
     }
 
     // MARK: What is still accepted
@@ -122,7 +138,9 @@ struct PinListDecoderStrictnessTests {
         #expect(list.pins.map(\.key) == [nil])
         #expect(list.domainsConfig?.key == nil)
         // Read as a cache file, the same members are pinkeeper's and must be well formed.
-        #expect(throws: PinListError(.invalidContent, reason: "fingerprints[0].key appears more than once")) { try CacheFile(json: Data(text.utf8)) }
+        #expect(throws: PinListError(.invalidContent, reason: "fingerprints[0].key appears more than once")) {
+            try CacheFile(json: Data(text.utf8))
+        }
     }
 
     @Test func integersAtTheLimitsAndMinusZero() throws {
@@ -162,7 +180,9 @@ struct PinListDecoderStrictnessTests {
             Self.digest.replacingOccurrences(of: "Q", with: "_"), " " + Self.digest.dropFirst(), #"\n"# + Self.digest.dropFirst(2),
         ] {
             let data = Data(Self.list(entry: #""name":"a","fingerprint":"\#(bad)","expires":1"#).utf8)
-            #expect(throws: PinListError(.invalidContent, reason: "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest")) {
+            #expect(
+                throws: PinListError(.invalidContent, reason: "fingerprints[0].fingerprint is not the base64 of a 32-byte SHA-256 digest")
+            ) {
                 try PinList(json: data)
             }
         }

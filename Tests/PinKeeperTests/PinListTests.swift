@@ -132,7 +132,8 @@ struct PinListTests {
             testDescription: "name as a number", json: Sample.document([Sample.entry(name: "42")]),
             field: "fingerprints[0].name"),
         .init(
-            testDescription: "name missing", json: Data(#"{"fingerprints":[{"fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":1}]}"#.utf8),
+            testDescription: "name missing",
+            json: Data(#"{"fingerprints":[{"fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":1}]}"#.utf8),
             field: "fingerprints[0].name"),
         .init(
             testDescription: "fingerprint not base64", json: Sample.document([Sample.entry(fingerprint: "\"not base64!\"")]),

@@ -39,7 +39,8 @@ enum ReferencePinListDecoder {
         pins.reserveCapacity(wire.fingerprints.count)
         for (index, entry) in wire.fingerprints.enumerated() {
             guard let digest = Data(base64Encoded: entry.fingerprint), digest.count == 32 else {
-                throw PinListError(.invalidContent, reason: "fingerprints[\(index)].fingerprint is not the base64 of a 32-byte SHA-256 digest")
+                throw PinListError(
+                    .invalidContent, reason: "fingerprints[\(index)].fingerprint is not the base64 of a 32-byte SHA-256 digest")
             }
             let depth = entry.depth ?? 0
             guard depth >= 0 else {

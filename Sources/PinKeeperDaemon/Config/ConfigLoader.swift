@@ -161,7 +161,8 @@ public enum ConfigLoader {
         guard let value = table["log_format"] else { return .logfmt }
         guard let format = value.string.flatMap(LogFormat.init(rawValue:)) else {
             let names = LogFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
-            throw ConfigError(file: file, key: "log_format", "must be \(names) (how lines on stderr are written when it is not the journal)")
+            throw ConfigError(
+                file: file, key: "log_format", "must be \(names) (how lines on stderr are written when it is not the journal)")
         }
         return format
     }

@@ -76,7 +76,9 @@ enum FileClaims {
 
     /// The SDS directory holds a directory per store: neither inside nor around the cache and
     /// state directories, whose files it would otherwise share names with.
-    private static func checkEnvoyDirectory(_ configuration: Configuration, cache: String, state: String, mainFile: String) throws(ConfigError) {
+    private static func checkEnvoyDirectory(_ configuration: Configuration, cache: String, state: String, mainFile: String)
+        throws(ConfigError)
+    {
         guard let envoy = configuration.envoySDSDirectory.map(resolved) else { return }
         for (other, key) in [(cache, "cache_directory"), (state, "state_directory")] {
             let inside = { (a: String, b: String) in a == b || a.hasPrefix(b.hasSuffix("/") ? b : b + "/") }

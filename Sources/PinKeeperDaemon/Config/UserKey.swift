@@ -47,7 +47,8 @@ enum UserKey {
     /// bounded numbers of `NumericKeys`, and useradd refuses names made only of digits.
     static func read(_ table: TOMLTable, file: String) throws(ConfigError) -> ConfiguredUser? {
         guard let value = table["user"] else { return nil }
-        let usage = "must be a user name from the user database, such as \"pinkeeper\", or a numeric uid such as \"4242\" (\"root\" keeps root)"
+        let usage =
+            "must be a user name from the user database, such as \"pinkeeper\", or a numeric uid such as \"4242\" (\"root\" keeps root)"
         guard let name = value.string, !name.isEmpty, !name.contains("\0") else { throw ConfigError(file: file, key: "user", usage) }
         if name.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) {
             guard let number = UInt64(name), number <= largestUID else {

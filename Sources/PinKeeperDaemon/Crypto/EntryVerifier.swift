@@ -92,7 +92,8 @@ struct EntryVerifier: ~Copyable {
         let encoded = (fingerprint.count + 2) / 3 * 4
         message.append(contentsOf: repeatElement(0, count: encoded + 1))  // EVP_EncodeBlock ends with a NUL
         let written = message.withUnsafeMutableBufferPointer { out in
-            EVP_EncodeBlock(out.baseAddress! + start, fingerprint.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(fingerprint.count))
+            EVP_EncodeBlock(
+                out.baseAddress! + start, fingerprint.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(fingerprint.count))
         }
         message.removeLast(encoded + 1 - Int(written))
         message.append(0x26)

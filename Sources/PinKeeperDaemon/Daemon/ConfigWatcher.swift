@@ -15,7 +15,8 @@ import Synchronization
 public final class ConfigWatcher: Sendable {
     static let quiet: Duration = .milliseconds(500)
     static let longest: Duration = .seconds(5)
-    static let mask = Int32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
+    static let mask = Int32(
+        IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
 
     private let configPath: String
     private let logger: Logger

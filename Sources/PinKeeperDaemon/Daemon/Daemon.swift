@@ -117,7 +117,11 @@ struct DaemonLoop {
             if (!hasPins && dueAt <= now) || reconcile { urgent.append(store) }
         }
         if updater.envoy != nil { for store in config.stores { secretsDue[store.id] = now } }
-        logger.info("pinkeeper started", metadata: ["version": "\(PinKeeperVersion.string)", "stores": "\(config.stores.count)", "cache_directory": "\(config.cacheDirectory)"])
+        logger.info(
+            "pinkeeper started",
+            metadata: [
+                "version": "\(PinKeeperVersion.string)", "stores": "\(config.stores.count)", "cache_directory": "\(config.cacheDirectory)",
+            ])
         // READY waits for one attempt at every store that has nothing valid to offer readers.
         if urgent.isEmpty { becomeReady() } else { startPass(urgent) }
 

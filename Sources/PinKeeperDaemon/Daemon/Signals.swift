@@ -49,7 +49,8 @@ private final class SignalPipe: Sendable {
     private init() throws(RuntimeSetupError) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
-            throw RuntimeSetupError(description: "cannot create the signal pipe: \(String(cString: strerror(errno))); check the open-file limit (LimitNOFILE=)")
+            throw RuntimeSetupError(
+                description: "cannot create the signal pipe: \(String(cString: strerror(errno))); check the open-file limit (LimitNOFILE=)")
         }
         // Hooks must not inherit it; a full pipe drops a signal rather than block the handler.
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }

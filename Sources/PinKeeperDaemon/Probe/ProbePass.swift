@@ -34,7 +34,8 @@ public enum ProbePass {
                 Result(
                     store: job.0.id,
                     record: records[index]
-                        ?? ProbeRecord(target: job.1.id, outcome: .error, checked: prober.clock.now(), reason: "cancelled before it started"))
+                        ?? ProbeRecord(
+                            target: job.1.id, outcome: .error, checked: prober.clock.now(), reason: "cancelled before it started"))
             }
         }
     }

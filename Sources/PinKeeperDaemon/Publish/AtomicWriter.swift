@@ -29,7 +29,9 @@ public struct AtomicWriter: Sendable {
 
     /// Returns the identity of the file now in place.
     @discardableResult
-    public func write(_ data: some ContiguousBytes, to name: String, in directory: String, mode: mode_t = 0o644) throws(FileError) -> FileIdentity {
+    public func write(_ data: some ContiguousBytes, to name: String, in directory: String, mode: mode_t = 0o644) throws(FileError)
+        -> FileIdentity
+    {
         try write(to: name, in: directory, mode: mode) { (append) throws(FileError) in try append(data) }
     }
 
@@ -98,7 +100,9 @@ public struct AtomicWriter: Sendable {
             var renamed = false
             defer { if !renamed { unlinkat(dir, temp, 0) } }
             try writer.checkTarget(dir, name, directory)
-            guard writer.fileSystem.rename(dir, temp, name) == 0 else { throw FileError("cannot rename into place", "\(directory)/\(name)") }
+            guard writer.fileSystem.rename(dir, temp, name) == 0 else {
+                throw FileError("cannot rename into place", "\(directory)/\(name)")
+            }
             renamed = true
             // Shared with the writers that renamed into the directory meanwhile (DirectorySync).
             let synced = DirectorySync.shared.sync(dir, directory: directory, fileSystem: writer.fileSystem)

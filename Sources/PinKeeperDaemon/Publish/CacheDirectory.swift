@@ -50,7 +50,8 @@ public struct CacheDirectory: Sendable {
         do {
             let cache = try CacheFile(json: data)
             guard cache.metadata.store == store else {
-                return .corrupt(reason: "it belongs to store '\(cache.metadata.store)'", copy: keepingCopy ? keepCopy(data, of: store) : nil)
+                return .corrupt(
+                    reason: "it belongs to store '\(cache.metadata.store)'", copy: keepingCopy ? keepCopy(data, of: store) : nil)
             }
             memo.remember(cache, identity: identity, for: file)
             return .valid(cache)

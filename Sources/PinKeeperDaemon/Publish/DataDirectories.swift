@@ -27,7 +27,9 @@ public enum DataDirectories {
         guard stat(path, &info) == 0 else { throw problem("cannot be examined: \(errorText(errno))") }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw problem("is not a directory") }
         if let owner = AtomicWriter.foreignOwner(info.st_uid) {
-            throw problem("is refused: it is owned by \(owner), who could replace the files in it (\(ownershipFix), or remove it and let pinkeeper create it)")
+            throw problem(
+                "is refused: it is owned by \(owner), who could replace the files in it (\(ownershipFix), or remove it and let pinkeeper create it)"
+            )
         }
         let mode = "mode 0" + String(info.st_mode & 0o7777, radix: 8)
         // Root may use root's and the service user's directories as they are (`foreignOwner`).
@@ -36,7 +38,8 @@ public enum DataDirectories {
         guard access(path, W_OK | X_OK) == 0 else {
             let code = errno
             guard !ours, code == EACCES else { throw problem("is not writable: \(errorText(code))") }
-            throw problem("is not writable by \(user(geteuid())), which pinkeeper runs as: it is \(user(info.st_uid))'s, \(mode) (\(ownershipFix))")
+            throw problem(
+                "is not writable by \(user(geteuid())), which pinkeeper runs as: it is \(user(info.st_uid))'s, \(mode) (\(ownershipFix))")
         }
         if let writers = AtomicWriter.unsafeWriters(info.st_mode & (S_IWGRP | S_IWOTH)) {
             guard !ours else { throw problem("is refused: it is \(writers)") }

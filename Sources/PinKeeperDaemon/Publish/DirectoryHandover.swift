@@ -24,19 +24,24 @@ enum DirectoryHandover {
         }
     }
 
-    private static func handOver(_ path: String, role: String, to user: ConfiguredUser, besides others: [String]) throws(ServiceUser.Problem) {
+    private static func handOver(_ path: String, role: String, to user: ConfiguredUser, besides others: [String]) throws(ServiceUser
+        .Problem)
+    {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw ServiceUser.Problem("the \(role) \(path) cannot be opened: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw ServiceUser.Problem("the \(role) \(path) cannot be examined: \(String(cString: strerror(errno)))") }
+        guard fstat(fd, &info) == 0 else {
+            throw ServiceUser.Problem("the \(role) \(path) cannot be examined: \(String(cString: strerror(errno)))")
+        }
         switch info.st_uid {
         case user.uid:
             // The service user's already: only files an earlier run as root made in it change hands.
             giveRootsFiles(in: fd, to: user)
         case 0:
             guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-                throw ServiceUser.Problem("the \(role) \(path) is root's and writable by others, so it is not handed to \(user.described): chmod go-w it")
+                throw ServiceUser.Problem(
+                    "the \(role) \(path) is root's and writable by others, so it is not handed to \(user.described): chmod go-w it")
             }
             if let stranger = firstStranger(in: path, besides: others) {
                 throw ServiceUser.Problem(

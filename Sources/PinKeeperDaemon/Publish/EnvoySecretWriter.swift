@@ -38,9 +38,12 @@ public struct EnvoySecretWriter: Sendable {
                 try writer.write(Array(text.utf8), to: file, in: path)
                 written += 1
                 if secrets.files[file] == nil {
-                    logger.notice("a name left the store; its Envoy secret now matches no certificate", metadata: ["store": "\(store)", "file": "\(path)/\(file)"])
+                    logger.notice(
+                        "a name left the store; its Envoy secret now matches no certificate",
+                        metadata: ["store": "\(store)", "file": "\(path)/\(file)"])
                 } else if let reason = secrets.warnings[file] {
-                    logger.warning("\(reason); its Envoy secret matches no certificate", metadata: ["store": "\(store)", "file": "\(path)/\(file)"])
+                    logger.warning(
+                        "\(reason); its Envoy secret matches no certificate", metadata: ["store": "\(store)", "file": "\(path)/\(file)"])
                 }
             } catch {
                 logger.error(
@@ -59,7 +62,8 @@ public struct EnvoySecretWriter: Sendable {
     private func makeDirectory(_ path: String, store: String) -> Bool {
         if mkdir(path, 0o755) == 0 || errno == EEXIST { return true }
         logger.error(
-            "cannot create the store's Envoy secret directory", metadata: ["store": "\(store)", "directory": "\(path)", "reason": "\(String(cString: strerror(errno)))"])
+            "cannot create the store's Envoy secret directory",
+            metadata: ["store": "\(store)", "directory": "\(path)", "reason": "\(String(cString: strerror(errno)))"])
         return false
     }
 

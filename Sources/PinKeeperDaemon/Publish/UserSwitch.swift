@@ -46,7 +46,8 @@ enum UserSwitch {
     }
 
     /// getresuid and getresgid, which Swift's Glibc module does not import.
-    private typealias ResultIDs = @convention(c) (UnsafeMutablePointer<UInt32>?, UnsafeMutablePointer<UInt32>?, UnsafeMutablePointer<UInt32>?) -> Int32
+    private typealias ResultIDs =
+        @convention(c) (UnsafeMutablePointer<UInt32>?, UnsafeMutablePointer<UInt32>?, UnsafeMutablePointer<UInt32>?) -> Int32
     private static let getresuid: ResultIDs? = symbol("getresuid")
     private static let getresgid: ResultIDs? = symbol("getresgid")
 

@@ -22,7 +22,9 @@ enum BlockingWork {
     static func start(named name: String = "pinkeeper-file", _ work: @escaping @Sendable () -> Void) {
         let status = spawn(Work(name: name, body: work))
         guard status == 0 else {
-            StandardError.write("pinkeeper: cannot start thread \(name): \(String(cString: strerror(status))); check the task limit (TasksMax=, ulimit -u)\n")
+            StandardError.write(
+                "pinkeeper: cannot start thread \(name): \(String(cString: strerror(status))); check the task limit (TasksMax=, ulimit -u)\n"
+            )
             exit(71)
         }
     }

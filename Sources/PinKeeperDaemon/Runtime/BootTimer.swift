@@ -26,7 +26,8 @@ final class BootTimer: @unchecked Sendable {  // immutable descriptors; the kern
             let setTime: TimerSetTime = Self.symbol("timerfd_settime"),
             let eventCreate: EventCreate = Self.symbol("eventfd")
         else {
-            throw RuntimeSetupError(description: "libc has no timerfd_create/timerfd_settime/eventfd (glibc 2.8 and Linux 2.6.27 have them)")
+            throw RuntimeSetupError(
+                description: "libc has no timerfd_create/timerfd_settime/eventfd (glibc 2.8 and Linux 2.6.27 have them)")
         }
         timerFD = create(CLOCK_BOOTTIME, Self.flags)
         eventFD = eventCreate(0, Self.flags)
@@ -34,7 +35,8 @@ final class BootTimer: @unchecked Sendable {  // immutable descriptors; the kern
             let reason = String(cString: strerror(errno))
             if timerFD >= 0 { close(timerFD) }
             if eventFD >= 0 { close(eventFD) }
-            throw RuntimeSetupError(description: "cannot create the sleep timer (timerfd, eventfd): \(reason); check the open-file limit (LimitNOFILE=)")
+            throw RuntimeSetupError(
+                description: "cannot create the sleep timer (timerfd, eventfd): \(reason); check the open-file limit (LimitNOFILE=)")
         }
         self.setTime = setTime
     }

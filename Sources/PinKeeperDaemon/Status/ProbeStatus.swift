@@ -131,7 +131,9 @@ extension StatusReport {
 
     private func relative(_ time: Int64) -> String {
         if time == generated { return "now" }
-        return time < generated ? "\(Units.describe(seconds: generated.saturatingSubtracting(time))) ago" : "in \(Units.describe(seconds: time.saturatingSubtracting(generated)))"
+        return time < generated
+            ? "\(Units.describe(seconds: generated.saturatingSubtracting(time))) ago"
+            : "in \(Units.describe(seconds: time.saturatingSubtracting(generated)))"
     }
 }
 

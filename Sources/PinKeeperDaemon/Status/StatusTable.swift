@@ -37,7 +37,8 @@ extension StatusReport {
             notes.append("last success \(ago(success)) is older than twice the periodic update interval")
         }
         if store.health == .empty && store.authoritative && store.lastResult == .storeEmpty {
-            notes.append("no valid pin: the pinning service's last verified list named none (authoritative), so every validation answers empty")
+            notes.append(
+                "no valid pin: the pinning service's last verified list named none (authoritative), so every validation answers empty")
         } else if store.health == .empty {
             notes.append("no valid pin: every validation answers empty; run `pinkeeper update --store \(store.store)`")
         }

@@ -20,7 +20,8 @@ public final class TLSClientContext: @unchecked Sendable {  // the SSL_CTX is ne
         if let caFile {
             guard SSL_CTX_load_verify_file(context, caFile) == 1 else {
                 SSL_CTX_free(context)
-                throw TLSConnectError(kind: .caFile, description: "the CA file \(caFile) holds no usable CA certificate\(TLSConnect.drainErrors())")
+                throw TLSConnectError(
+                    kind: .caFile, description: "the CA file \(caFile) holds no usable CA certificate\(TLSConnect.drainErrors())")
             }
         } else {
             guard SSL_CTX_set_default_verify_paths(context) == 1 else {

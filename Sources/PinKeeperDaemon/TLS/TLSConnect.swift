@@ -244,7 +244,8 @@ public enum TLSConnect {
         while let info = next {
             next = info.pointee.ai_next
             let address = describe(info.pointee.ai_addr, port: port)
-            let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            let fd = socket(
+                info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             guard fd >= 0 else { failures.append("\(address): \(errorText(errno))"); continue }
             let problem: String?
             do {
@@ -260,7 +261,8 @@ public enum TLSConnect {
             }
             return (fd, address)
         }
-        throw TLSConnectError(kind: .unavailable, description: "cannot connect to \(host) port \(port): \(failures.joined(separator: "; "))")
+        throw TLSConnectError(
+            kind: .unavailable, description: "cannot connect to \(host) port \(port): \(failures.joined(separator: "; "))")
     }
 
     /// nil when connected; otherwise why not. Throws when the deadline passes or on cancellation.

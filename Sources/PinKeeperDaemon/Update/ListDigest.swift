@@ -52,7 +52,8 @@ public enum ListDigest {
         var order = Array(0..<entries.count)
         order.sort { a, b in entries.with(a) { x in entries.with(b) { y in DigestEntry.lineOrder(x, y) < 0 } } }
         for (position, index) in order.enumerated() {
-            let duplicate = position > 0 && entries.with(order[position - 1]) { x in entries.with(index) { y in DigestEntry.lineOrder(x, y) == 0 } }
+            let duplicate =
+                position > 0 && entries.with(order[position - 1]) { x in entries.with(index) { y in DigestEntry.lineOrder(x, y) == 0 } }
             guard !duplicate else { continue }
             line.removeAll(keepingCapacity: true)
             entries.with(index) { $0.writeLine(into: &line) }

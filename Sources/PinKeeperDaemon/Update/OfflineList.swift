@@ -17,7 +17,8 @@ public enum OfflineList {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw ReadError(description: "cannot examine \(path): \(String(cString: strerror(errno)))") }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw ReadError(description: "\(path) is not a regular file (a FIFO, device or directory?); give the list's file, or - for standard input")
+            throw ReadError(
+                description: "\(path) is not a regular file (a FIFO, device or directory?); give the list's file, or - for standard input")
         }
         return try readAll(fd, name: path, limit: limit)
     }

@@ -29,7 +29,9 @@ extension PinMerger {
         let (fresh, expired) = Self.partition(received, kept: kept, now: now)
         early?.stop()
         for index in fresh where received.with(index, { $0.signature?.count ?? 0 }) == 0 {
-            throw received.with(index) { UpdateFailure(.invalidData, "the entry '\($0.nameText)' (expires \($0.expires)) has no signature") }
+            throw received.with(index) {
+                UpdateFailure(.invalidData, "the entry '\($0.nameText)' (expires \($0.expires)) has no signature")
+            }
         }
         let side = SideWork<Early>()
         let firstKey = verifier.keys.first?.id
@@ -55,7 +57,8 @@ extension PinMerger {
         var listDigest = sideDigest
         if digest && !expired.isEmpty {
             let verifiedExpired = Set(zip(expired, keys[fresh.count...]).compactMap { $1 < 0 ? nil : $0 })
-            listDigest = Self.digest(received, counting: (0..<received.count).filter { received.expires($0) >= now || verifiedExpired.contains($0) })
+            listDigest = Self.digest(
+                received, counting: (0..<received.count).filter { received.expires($0) >= now || verifiedExpired.contains($0) })
         }
         // Named before the pins are made: making them lets the chunks, and the names in them, go.
         let unexpected = unexpectedNames(fresh.map { received.with($0) { $0.nameText } })
@@ -153,7 +156,8 @@ extension PinMerger {
     ) throws(UpdateFailure) -> (outcome: Outcome, listDigest: String?) {
         let nothing: (@Sendable (StaticPreview) -> Bool)? = nil
         let merged = try mergeStatic(
-            cached: cached, received: consume received, hadDomainsConfig: hadDomainsConfig, now: now, digest: digest, whileVerifying: nothing)
+            cached: cached, received: consume received, hadDomainsConfig: hadDomainsConfig, now: now, digest: digest,
+            whileVerifying: nothing)
         return (merged.outcome, merged.listDigest)
     }
 
@@ -255,7 +259,9 @@ struct IdentityTable {
         while slots[slot] != -1 {
             let pin = cached[-Int(slots[slot]) - 2]
             let same = RawBytes.withUTF8(pin.name) { name in
-                pin.digest.withUnsafeBytes { entry.sameIdentity(as: StaticEntry(fingerprint: $0, name: name, expires: pin.expires, depth: pin.depth)) }
+                pin.digest.withUnsafeBytes {
+                    entry.sameIdentity(as: StaticEntry(fingerprint: $0, name: name, expires: pin.expires, depth: pin.depth))
+                }
             }
             if same { return true }
             slot = (slot + 1) & mask

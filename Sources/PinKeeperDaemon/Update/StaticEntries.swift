@@ -103,7 +103,9 @@ struct StaticEntries: Sendable {
     /// name (a list names each host once per certificate, usually side by side).
     func pin(_ index: Int, key: String?, reusing name: String?) -> Pin {
         with(index) { entry in
-            let text = name.flatMap { RawBytes.withUTF8($0) { $0.elementsEqual(entry.name) } ? $0 : nil } ?? String(decoding: entry.name, as: UTF8.self)
+            let text =
+                name.flatMap { RawBytes.withUTF8($0) { $0.elementsEqual(entry.name) } ? $0 : nil }
+                ?? String(decoding: entry.name, as: UTF8.self)
             return Pin(
                 name: text, digest: SHA256Digest(entry.fingerprint)!, expires: entry.expires,
                 signature: entry.signature.map { String(decoding: $0, as: UTF8.self) }, key: key)

@@ -59,7 +59,8 @@ extension StoreUpdater {
     }
 
     /// When the update this preview describes would be retried: one more failure than recorded.
-    private func retryAt(after memory: StoreState, retryAfter: Int64? = nil, regularUpdate: Int64?, store: StoreConfig, now: Int64) -> Int64 {
+    private func retryAt(after memory: StoreState, retryAfter: Int64? = nil, regularUpdate: Int64?, store: StoreConfig, now: Int64) -> Int64
+    {
         Backoff.retryAt(
             now: now, failures: memory.consecutiveFailures == Int.max ? Int.max : memory.consecutiveFailures + 1, policy: store.policy,
             retryAfter: retryAfter, regularUpdate: regularUpdate, random: random)

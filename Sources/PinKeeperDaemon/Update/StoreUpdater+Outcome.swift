@@ -33,7 +33,8 @@ extension StoreUpdater {
         var record = record
         record.lastResult = error.result
         record.lastReason = error.reason
-        record.consecutiveFailures = record.consecutiveFailures.addingReportingOverflow(1).overflow ? Int.max : record.consecutiveFailures + 1
+        record.consecutiveFailures =
+            record.consecutiveFailures.addingReportingOverflow(1).overflow ? Int.max : record.consecutiveFailures + 1
         let retry = Backoff.retryAt(
             now: now, failures: record.consecutiveFailures, policy: store.policy,
             retryAfter: error.retryAfter, regularUpdate: published?.metadata.nextUpdate, random: random)
@@ -61,7 +62,8 @@ extension StoreUpdater {
             "pins expiring without a replacement",
             metadata: [
                 "event": "\(LogEventID.pinsExpiring.rawValue)", "store": "\(store.id)", "name": "\(soonest.name)",
-                "expires": "\(Timestamp.iso(soonest.expires))", "expires_in": "\(Units.describe(seconds: soonest.expires.saturatingSubtracting(now)))",
+                "expires": "\(Timestamp.iso(soonest.expires))",
+                "expires_in": "\(Units.describe(seconds: soonest.expires.saturatingSubtracting(now)))",
             ])
     }
 
@@ -76,7 +78,8 @@ extension StoreUpdater {
     }
 
     func remember(_ memory: StoreState, _ store: StoreConfig) {
-        saveOrWarn("store state", store: store.id, otherwise: "back-off will not survive a restart", logger: logger) { () throws(FileError) in
+        saveOrWarn("store state", store: store.id, otherwise: "back-off will not survive a restart", logger: logger) {
+            () throws(FileError) in
             try state.save(memory, store: store.id)
         }
     }

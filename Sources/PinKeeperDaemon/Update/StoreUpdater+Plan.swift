@@ -119,14 +119,18 @@ extension StoreUpdater {
             guard store.mode == .static else {
                 throw UpdateFailure(
                     .invalidData,
-                    "a challenge-mode store takes no list from a file: only the server's signature over a fresh challenge shows a list is current")
+                    "a challenge-mode store takes no list from a file: only the server's signature over a fresh challenge shows a list is current"
+                )
             }
-            return (try ListExchange(store: store, previous: nil, memory: StoreState()), HTTPResponse(status: 200, headers: [:], body: body))
+            return (
+                try ListExchange(store: store, previous: nil, memory: StoreState()), HTTPResponse(status: 200, headers: [:], body: body)
+            )
         }
     }
 
     /// Nothing changed on the server: no parsing, no verification, the cached pins published again.
-    private static func unchanged(_ published: CacheFile, store: StoreConfig, record: StoreState, now: Int64) throws(UpdateFailure) -> Merge {
+    private static func unchanged(_ published: CacheFile, store: StoreConfig, record: StoreState, now: Int64) throws(UpdateFailure) -> Merge
+    {
         let pins = published.list.pins.filter { !$0.isExpired(at: now) }
         guard !pins.isEmpty else { throw UpdateFailure(.storeEmpty, "the list is unchanged and every cached pin has expired") }
         let outcome = PinMerger.Outcome(

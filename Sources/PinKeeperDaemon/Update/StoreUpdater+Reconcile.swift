@@ -53,7 +53,8 @@ extension StoreUpdater {
                 "dropped pins no configured public key vouches for",
                 metadata: [
                     "event": "\(LogEventID.pinsDropped.rawValue)", "store": "\(store.id)", "dropped": "\(result.dropped)",
-                    "pins": "\(result.file.list.pins.filter { !$0.isExpired(at: now) }.count)", "domains_config_dropped": "\(result.droppedDomainsConfig)",
+                    "pins": "\(result.file.list.pins.filter { !$0.isExpired(at: now) }.count)",
+                    "domains_config_dropped": "\(result.droppedDomainsConfig)",
                     "fetch": result.fetchNow ? "now" : "as scheduled", "cause": "key-removed",
                 ])
         }

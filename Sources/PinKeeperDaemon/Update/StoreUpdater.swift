@@ -93,7 +93,8 @@ public struct StoreUpdater: Sendable {
             return Report(store: store.id, result: error.result, reason: "interrupted", pins: validBefore.count, nextAttempt: now)
         } catch {
             if case .file = source {
-                return rejectedImport(store, error, from: source, pins: validNow.count, published: loaded.published, record: record, now: now)
+                return rejectedImport(
+                    store, error, from: source, pins: validNow.count, published: loaded.published, record: record, now: now)
             }
             return await failed(store, error, record: record, validPins: validNow, published: loaded.published, now: now)
         }

@@ -28,7 +28,9 @@ struct AuthoritativeTests {
             Lists.entry("old.example.com", 3, expires: soon),
         ]
     }
-    static var after: [[String: Any]] { [Lists.entry("api.example.com", 2, expires: Lists.future - 10), Lists.entry("cdn.example.com", 4)] }
+    static var after: [[String: Any]] {
+        [Lists.entry("api.example.com", 2, expires: Lists.future - 10), Lists.entry("cdn.example.com", 4)]
+    }
 
     func pinkeeper(_ arguments: [String]) -> ChildProcess.Result {
         ChildProcess.run(TestEnvironment.binary, arguments, timeout: 30)
@@ -38,7 +40,9 @@ struct AuthoritativeTests {
 
     // MARK: The update
 
-    @Test("true drops what the response no longer lists, with one warning and the next update from what is left; false merges", arguments: [false, true])
+    @Test(
+        "true drops what the response no longer lists, with one warning and the next update from what is left; false merges",
+        arguments: [false, true])
     func dropOrMerge(authoritative: Bool) async throws {
         try server.route("s", Lists.route(entries: Self.before))
         let store = try sandbox.store("s", url: server.url("s")) { $0.authoritative = authoritative }
@@ -97,7 +101,9 @@ struct AuthoritativeTests {
 
         let update = pinkeeper(["update", "--config", config, "--force"])
         #expect(update.status == 0, "\(update.stderr)")
-        #expect(LogfmtLine.all(update.stderr).contains { $0.is("warning", "dropped pins the pinning service no longer lists") }, "\(update.stderr)")
+        #expect(
+            LogfmtLine.all(update.stderr).contains { $0.is("warning", "dropped pins the pinning service no longer lists") },
+            "\(update.stderr)")
         #expect(hook.runs.count == 2 && hook.runs.last?["pins"] == "2")
 
         func validate(_ name: String, _ byte: UInt8) -> ChildProcess.Result {
@@ -134,12 +140,17 @@ struct AuthoritativeTests {
 
         let status = pinkeeper(["status", "--config", config])
         #expect(status.status == 2)
-        #expect(status.stdout.contains("s: no valid pin: the pinning service's last verified list named none (authoritative)"), "\(status.stdout)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(pinkeeper(["status", "--config", config, "--json"]).stdout.utf8)) as? [String: Any])
+        #expect(
+            status.stdout.contains("s: no valid pin: the pinning service's last verified list named none (authoritative)"),
+            "\(status.stdout)")
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(pinkeeper(["status", "--config", config, "--json"]).stdout.utf8)) as? [String: Any])
         let stores = try #require(json["stores"] as? [[String: Any]])
         let s = try #require(stores.first { $0["store"] as? String == "s" })
         #expect(s["health"] as? String == "empty" && s["lastResult"] as? String == "store-empty")
-        #expect(pinkeeper(["validate", "--config", config, "--store", "s", "--name", "api.example.com", "--fingerprint", Lists.fingerprint(2)]).status == 2)
+        #expect(
+            pinkeeper(["validate", "--config", config, "--store", "s", "--name", "api.example.com", "--fingerprint", Lists.fingerprint(2)])
+                .status == 2)
     }
 
     @Test("check-config refuses it for a static store: exit 78, naming the store and the key")

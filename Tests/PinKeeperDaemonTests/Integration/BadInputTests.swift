@@ -25,7 +25,12 @@ struct BadInputTests {
             Lists.route(entries: [], extra: ["body": "{\"fingerprints\": [ {"])
         },
         Case(name: "wrong types", expected: .invalidData, reason: "fingerprints[0].expires") { _ in
-            Lists.route(entries: [], extra: ["body": #"{"fingerprints":[{"name":"a","fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":"soon"}]}"#])
+            Lists.route(
+                entries: [],
+                extra: [
+                    "body":
+                        #"{"fingerprints":[{"name":"a","fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":"soon"}]}"#
+                ])
         },
         Case(name: "missing fingerprints", expected: .invalidData, reason: "fingerprints is missing") { _ in
             Lists.route(entries: [], extra: ["body": "{}"])
@@ -120,7 +125,8 @@ struct BadInputTests {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        try server.route("r", Lists.route(entries: Self.good, extra: ["status": 503, "headers": ["Retry-After": formatter.string(from: at)]]))
+        try server.route(
+            "r", Lists.route(entries: Self.good, extra: ["status": 503, "headers": ["Retry-After": formatter.string(from: at)]]))
         let store = try sandbox.store("r", url: server.url("r"))
         let report = await sandbox.updater().update(store)
         #expect(report.result == .httpError)

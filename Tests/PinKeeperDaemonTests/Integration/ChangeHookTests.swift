@@ -183,7 +183,10 @@ struct ChangeHookTests {
         let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")], storeExtra: "on_change = [\"reload-pins\"]")
         let result = ChildProcess.run(TestEnvironment.binary, [command, "--config", config], timeout: 30)
         #expect(result.status == 78)
-        #expect(result.stderr == "pinkeeper: \(config): store 'a': key 'on_change': the program \"reload-pins\" must be an absolute path (no PATH search, no shell)\n")
+        #expect(
+            result.stderr
+                == "pinkeeper: \(config): store 'a': key 'on_change': the program \"reload-pins\" must be an absolute path (no PATH search, no shell)\n"
+        )
     }
 
     @Test(

@@ -37,7 +37,10 @@ struct CommandLineTests {
             "/usr/bin/prlimit", ["--nofile=4", TestEnvironment.binary, "update", "--config", "/nonexistent"],
             timeout: 30)
         #expect(result.status == 71, "\(result.stderr)")
-        #expect(result.stderr == "pinkeeper: cannot create the sleep timer (timerfd, eventfd): Too many open files; check the open-file limit (LimitNOFILE=)\n")
+        #expect(
+            result.stderr
+                == "pinkeeper: cannot create the sleep timer (timerfd, eventfd): Too many open files; check the open-file limit (LimitNOFILE=)\n"
+        )
     }
 
     @Test("update: a failing store gives exit 1 and names the reason")
@@ -74,7 +77,8 @@ struct CommandLineTests {
     func invalidConfiguration(command: String) throws {
         let sandbox = try Sandbox()
         let config = sandbox.root.appendingPathComponent("bad.toml").path
-        try "[stores.banking]\nurl = \"http://example.com/list\"\npublic_key = \"x\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "[stores.banking]\nurl = \"http://example.com/list\"\npublic_key = \"x\"\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         let result = pinkeeper([command, "--config", config])
         #expect(result.status == 78)
         let lines = result.stderr.split(separator: "\n")

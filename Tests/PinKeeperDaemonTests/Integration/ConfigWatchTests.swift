@@ -18,7 +18,8 @@ struct ConfigWatchTests {
     }
 
     func main(watch: Bool) -> String {
-        "cache_directory = \"\(sandbox.cache.path)\"\nstate_directory = \"\(sandbox.state.path)\"\nwatch_configuration = \(watch)\n" + Sandbox.userLine
+        "cache_directory = \"\(sandbox.cache.path)\"\nstate_directory = \"\(sandbox.state.path)\"\nwatch_configuration = \(watch)\n"
+            + Sandbox.userLine
     }
 
     func store(_ id: String) -> String { sandbox.storeTable((id, server.url(id), "challenge")) }
@@ -81,7 +82,9 @@ struct ConfigWatchTests {
         #expect(lines.filter { $0["msg"] == "configuration reloaded" }.count == 1)
     }
 
-    @Test("on a host: a file renamed over the main file, a new drop-in and one rewritten in place are each noticed; a burst is one reload; other files are not")
+    @Test(
+        "on a host: a file renamed over the main file, a new drop-in and one rewritten in place are each noticed; a burst is one reload; other files are not"
+    )
     func hostEdits() throws {
         let directory = sandbox.root.appendingPathComponent("etc")
         let dropIns = directory.appendingPathComponent("stores.d")

@@ -61,7 +61,9 @@ struct CrashSafetyTests {
             let pins = (0..<(50 + n % 50)).map { i in
                 Pin(name: "host\(i).example.com", fingerprint: [UInt8](repeating: UInt8(n & 0xFF), count: 32), expires: Lists.future)
             }
-            return CacheFile(list: PinList(pins: pins), metadata: .init(store: "torn", source: "https://example.com", updated: Int64(n), nextUpdate: Int64(n)))
+            return CacheFile(
+                list: PinList(pins: pins),
+                metadata: .init(store: "torn", source: "https://example.com", updated: Int64(n), nextUpdate: Int64(n)))
         }
         try directory.publish(version(0))
 

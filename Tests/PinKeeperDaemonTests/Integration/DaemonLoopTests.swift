@@ -179,7 +179,9 @@ struct DaemonLoopTests {
         #expect(fetcher.requested == [server.url("a"), server.url("c2")])
         #expect(!FileManager.default.fileExists(atPath: sandbox.cacheFile("b").path))
         #expect(
-            await eventually(timeout: 30) { daemon.notifier.texts.last { $0.hasPrefix("STATUS=") }?.hasPrefix("STATUS=2 stores: 2 fresh") == true },
+            await eventually(timeout: 30) {
+                daemon.notifier.texts.last { $0.hasPrefix("STATUS=") }?.hasPrefix("STATUS=2 stores: 2 fresh") == true
+            },
             "\(daemon.notifier.texts)")
         await daemon.stop()
     }

@@ -183,7 +183,9 @@ struct DaemonProcessTests {
         #expect(daemon.waitForExit(timeout: 5) == 0)
         let lines = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n")
         func mask(_ name: String) -> UInt64? {
-            lines.first { $0.hasPrefix(name + ":") }.flatMap { UInt64($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) }
+            lines.first { $0.hasPrefix(name + ":") }.flatMap {
+                UInt64($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16)
+            }
         }
         // Signals 1-31; 32 and 33 are glibc's own, which posix_spawn leaves alone.
         #expect(mask("SigIgn").map { $0 & 0x7fff_ffff } == 0, "\(lines)")

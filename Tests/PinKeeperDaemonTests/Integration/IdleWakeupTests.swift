@@ -9,7 +9,8 @@ import Testing
 @Suite("An idle daemon sleeps")
 struct IdleWakeupTests {
     @Test(
-        "no context switches in 5 s after READY with three stores and no watchdog, watching the configuration or not", .timeLimit(.minutes(3)),
+        "no context switches in 5 s after READY with three stores and no watchdog, watching the configuration or not",
+        .timeLimit(.minutes(3)),
         arguments: [false, true])
     func noWakeUps(watching: Bool) async throws {
         let server = try FixtureServer()
@@ -28,7 +29,9 @@ struct IdleWakeupTests {
         let after = Self.switchesPerThread(of: daemon.pid)
         // Per thread, so a thread that ended in the window cannot hide another's wake-ups.
         let woken = after.map { thread, count in (thread, count - (before[thread] ?? 0)) }.filter { $0.1 > 0 }
-        #expect(woken.map(\.1).reduce(0, +) <= 1, "context switches per thread (tid, name, count): \(woken.map { ($0.0, Self.name(of: $0.0, in: daemon.pid), $0.1) })")
+        #expect(
+            woken.map(\.1).reduce(0, +) <= 1,
+            "context switches per thread (tid, name, count): \(woken.map { ($0.0, Self.name(of: $0.0, in: daemon.pid), $0.1) })")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 5) == 0)
     }

@@ -92,7 +92,8 @@ struct LargeStaticListTests {
         try server.route("s", Lists.route(mode: "static", entries: forged))
         let report = await updater.update(store)
         #expect(report.result == .invalidSignature)
-        #expect(report.reason?.contains("entry '\(forged[position]["name"]!)' (expires \(forged[position]["expires"]!))") == true, "\(report)")
+        #expect(
+            report.reason?.contains("entry '\(forged[position]["name"]!)' (expires \(forged[position]["expires"]!))") == true, "\(report)")
         #expect(try Data(contentsOf: sandbox.cacheFile("s")) == before)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).filter { $0.contains(".tmp-") }
         #expect(leftovers.isEmpty, "\(leftovers)")

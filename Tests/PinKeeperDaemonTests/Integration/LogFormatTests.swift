@@ -18,7 +18,9 @@ struct LogFormatTests {
 
     /// The fields of the `update-succeeded` event for store `a` with two pins.
     static func expectUpdateFields(_ fields: (String) -> String?, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(fields("time")?.wholeMatch(of: #/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/#) != nil, "time \(fields("time") ?? "none")", sourceLocation: sourceLocation)
+        #expect(
+            fields("time")?.wholeMatch(of: #/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/#) != nil, "time \(fields("time") ?? "none")",
+            sourceLocation: sourceLocation)
         #expect(fields("level") == "info", sourceLocation: sourceLocation)
         #expect(fields("msg") == "update succeeded", sourceLocation: sourceLocation)
         #expect(fields("event") == "update-succeeded", sourceLocation: sourceLocation)

@@ -74,7 +74,9 @@ struct ProbeDaemonTests {
         ] {
             #expect(unpinned.contains(field), "\(field) in \(unpinned)")
         }
-        #expect(lines.first { $0.contains("store=expiring") }?.isLog("warning", "probed host serves a pinned certificate whose pins run out soon") == true)
+        #expect(
+            lines.first { $0.contains("store=expiring") }?.isLog(
+                "warning", "probed host serves a pinned certificate whose pins run out soon") == true)
         #expect(lines.first { $0.contains("store=failing") }?.isLog("warning", "probe failed; no verdict") == true)
         #expect(lines.filter { $0.isLog("info", "probed host serves a pinned certificate") }.count == 2)
 
@@ -101,7 +103,10 @@ struct ProbeDaemonTests {
             let target = store == "failing" ? "www.example.test:443" : "api.example.test:443"
             #expect(prometheus.contains("pinkeeper_probe_outcome{store=\"\(store)\",target=\"\(target)\",outcome=\"\(outcome)\"} 1"))
         }
-        #expect(prometheus.contains("pinkeeper_probe_leaf_expiry_timestamp_seconds{store=\"depth0\",target=\"api.example.test:443\"} \(probe.notAfter("leaf"))"))
+        #expect(
+            prometheus.contains(
+                "pinkeeper_probe_leaf_expiry_timestamp_seconds{store=\"depth0\",target=\"api.example.test:443\"} \(probe.notAfter("leaf"))")
+        )
         // A handshake per probe, never an HTTP request.
         #expect(probe.server.requests().isEmpty)
     }

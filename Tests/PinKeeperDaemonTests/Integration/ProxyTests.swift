@@ -50,7 +50,9 @@ struct ProxyTests {
         try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
     }
 
-    @Test("proxy in [defaults]: the list comes through the CONNECT tunnel with Basic auth; the environment's proxy and no_proxy change nothing; the password is never shown")
+    @Test(
+        "proxy in [defaults]: the list comes through the CONNECT tunnel with Basic auth; the environment's proxy and no_proxy change nothing; the password is never shown"
+    )
     func configuredProxy() throws {
         let server = try FixtureServer(), sandbox = try Sandbox()
         let proxy = try ProxyServer(allowPorts: [server.port], credentials: ("alice", Self.password))
@@ -160,7 +162,8 @@ struct ProxyTests {
             proxy = try ProxyServer(allowPorts: [server.port], credentials: ("alice", "another-password"))
             port = proxy!.port
             // tinyproxy answers wrong credentials with 401 (a missing Proxy-Authorization gets 407).
-            expected = "the proxy http://***@127.0.0.1:\(port) refused the CONNECT tunnel with HTTP 401: check the proxy's user name and password"
+            expected =
+                "the proxy http://***@127.0.0.1:\(port) refused the CONNECT tunnel with HTTP 401: check the proxy's user name and password"
         case .closedPort:
             port = try ProxyServer.freePort()
             expected = "cannot connect to the proxy http://***@127.0.0.1:\(port)"
@@ -194,13 +197,15 @@ struct ProxyTests {
     @Test("an unsupported proxy scheme: exit 78, one line naming file, store and key")
     func unsupportedScheme() throws {
         let sandbox = try Sandbox()
-        let config = try writeConfig(sandbox, url: "https://127.0.0.1:1/a", store: "proxy = \"socks5://\(Self.credentials)@127.0.0.1:1080\"")
+        let config = try writeConfig(
+            sandbox, url: "https://127.0.0.1:1/a", store: "proxy = \"socks5://\(Self.credentials)@127.0.0.1:1080\"")
         for command in ["update", "check-config"] {
             let result = pinkeeper([command, "--config", config])
             #expect(result.status == 78)
             let lines = result.stderr.split(separator: "\n")
             #expect(lines.count == 1, "\(result.stderr)")
-            #expect(lines.first?.contains("\(config): store 'a': key 'proxy': only http:// proxies are supported") == true, "\(result.stderr)")
+            #expect(
+                lines.first?.contains("\(config): store 'a': key 'proxy': only http:// proxies are supported") == true, "\(result.stderr)")
             #expect(!result.stderr.contains(Self.password))
         }
     }

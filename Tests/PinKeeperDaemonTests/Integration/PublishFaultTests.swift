@@ -113,7 +113,9 @@ struct PublishFaultTests {
         try server.route("corrupt", Lists.route(entries: [Lists.entry("api.example.com", 2)]))
         #expect(await sandbox.updater().update(store).result == .ok)
         #expect(try sandbox.published("corrupt").list.pins.map(\.fingerprintBase64) == [Lists.fingerprint(2)])
-        let copies = try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).filter { $0.hasPrefix("corrupt.json.corrupt-") }
+        let copies = try FileManager.default.contentsOfDirectory(atPath: sandbox.cache.path).filter {
+            $0.hasPrefix("corrupt.json.corrupt-")
+        }
         #expect(copies.count == 1, "\(copies)")
         #expect(try Data(contentsOf: sandbox.cache.appendingPathComponent(copies[0])) == corrupt)
     }

@@ -95,7 +95,8 @@ struct ServedListTests {
 
         // An expired entry with a forged signature is not verified, so it does not count; signed, it does.
         let expired = Lists.entry("old.example.com", 8, expires: 1_000)
-        try server.route("s", Lists.route(mode: "static", entries: listed + [expired.merging(["signature": MergeTests.wrongSignature]) { $1 }]))
+        try server.route(
+            "s", Lists.route(mode: "static", entries: listed + [expired.merging(["signature": MergeTests.wrongSignature]) { $1 }]))
         #expect(await updater.update(store).result == .ok)
         #expect(digest() == original)
         try server.route("s", Lists.route(mode: "static", entries: listed + [expired]))
@@ -128,7 +129,8 @@ struct ServedListTests {
         let config = try sandbox.writeConfig([("s", server.url("s"), "challenge")])
         let update = ChildProcess.run(TestEnvironment.binary, ["update", "--config", config], timeout: 30)
         #expect(update.status == 0, "\(update.stderr)")
-        #expect(LogfmtLine.all(update.stderr).contains { $0.is("notice", "the pinning service served a different list") }, "\(update.stderr)")
+        #expect(
+            LogfmtLine.all(update.stderr).contains { $0.is("notice", "the pinning service served a different list") }, "\(update.stderr)")
         let expected = try python(body)
 
         let json = ChildProcess.run(TestEnvironment.binary, ["status", "--config", config, "--json"], timeout: 30)

@@ -156,7 +156,9 @@ final class ServiceUserTests {
         let result = pinkeeper(["update", "--config", config])
         #expect(result.status == 1)
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
-        #expect(result.stderr.contains("the state directory \(state) is root's and holds 'passwd', which pinkeeper did not make"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("the state directory \(state) is root's and holds 'passwd', which pinkeeper did not make"),
+            "\(result.stderr)")
         #expect(Self.owner(state) == 0 && Self.owner(state + "/passwd") == 0)
         #expect(server.requests("a").isEmpty)
     }

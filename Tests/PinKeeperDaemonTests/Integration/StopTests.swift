@@ -69,7 +69,9 @@ struct StopTests {
         let config: String
         switch work {
         case .download:
-            try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)], extra: ["behavior": "hang_after_headers", "hang_seconds": 30]))
+            try server.route(
+                "a",
+                Lists.route(entries: [Lists.entry("api.example.com", 1)], extra: ["behavior": "hang_after_headers", "hang_seconds": 30]))
             config = try sandbox.writeConfig([("a", server.url("a"), "challenge")])
         case .hook, .stubbornHook:
             try server.route("a", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
@@ -98,7 +100,9 @@ struct StopTests {
         kill(target, SIGTERM)
         let status = daemon.waitForExit(timeout: 10)
         let elapsed = Date().timeIntervalSince(sent)
-        print("pinkeeper run, SIGTERM mid-\(work.rawValue), \(start.testDescription): exit \(status.map(String.init) ?? "none") after \(Int(elapsed * 1000)) ms")
+        print(
+            "pinkeeper run, SIGTERM mid-\(work.rawValue), \(start.testDescription): exit \(status.map(String.init) ?? "none") after \(Int(elapsed * 1000)) ms"
+        )
         #expect(status == 0, "\(daemon.stderr)")
         #expect(elapsed < 2, "took \(elapsed) s")
         #expect(LogfmtLine.all(daemon.stderr).contains { $0["msg"] == "stopping" }, "\(daemon.stderr)")

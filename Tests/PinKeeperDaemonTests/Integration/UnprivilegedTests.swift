@@ -29,13 +29,16 @@ struct UnprivilegedTests {
     /// read-only and only `writable` (each bind-mounted onto itself first) can be written.
     static func readOnlyRoot(writable: [String]) -> [String] {
         let binds = writable.map { "mount --bind '\($0)' '\($0)' && " }.joined()
-        let script = binds + "mount -o remount,bind,ro / && { ! mountpoint -q /dev/shm || mount -o remount,bind,ro /dev/shm; } && exec \"$@\""
+        let script =
+            binds + "mount -o remount,bind,ro / && { ! mountpoint -q /dev/shm || mount -o remount,bind,ro /dev/shm; } && exec \"$@\""
         return ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh"]
     }
 
     static func statusField(_ pid: pid_t, _ name: String) -> String? {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        return status.split(separator: "\n").first { $0.hasPrefix(name + ":") }.map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
+        return status.split(separator: "\n").first { $0.hasPrefix(name + ":") }.map {
+            $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)
+        }
     }
 
     @Test("run as uid 4242 without capabilities on a read-only root: it publishes, and SIGTERM stops it with exit 0 in under 2 s")
@@ -75,7 +78,9 @@ struct UnprivilegedTests {
     func rootsDirectory(mode: mode_t, problem: String) throws {
         for directory in [sandbox.cache, sandbox.state] { #expect(chmod(directory.path, mode) == 0) }
         let config = try sandbox.writeConfig([("a", server.url("a"), "challenge")])
-        let result = ChildProcess.run(Self.withoutPrivileges[0], Array(Self.withoutPrivileges.dropFirst()) + [TestEnvironment.binaryForOtherUsers, "run", "--config", config], timeout: 30)
+        let result = ChildProcess.run(
+            Self.withoutPrivileges[0],
+            Array(Self.withoutPrivileges.dropFirst()) + [TestEnvironment.binaryForOtherUsers, "run", "--config", config], timeout: 30)
         #expect(result.status == 73, "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         for fragment in [

@@ -105,7 +105,8 @@ struct CacheContractTests {
     @Test("the schema rejects what a reader could misread")
     func schemaRejects() async throws {
         let published = try await Published()
-        let original = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: published.banking))) as? [String: Any])
+        let original = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: published.banking))) as? [String: Any])
         let directory = TestEnvironment.temporaryDirectory("schema")
         defer { try? FileManager.default.removeItem(at: directory) }
 
@@ -123,7 +124,8 @@ struct CacheContractTests {
             document["pinkeeper"] = metadata
             return document
         }
-        let statics = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: published.statics))) as? [String: Any])
+        let statics = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: published.statics))) as? [String: Any])
         func staticEntry(_ change: (inout [String: Any]) -> Void) -> [String: Any] {
             var document = statics
             var entries = document["fingerprints"] as? [[String: Any]] ?? []
@@ -134,7 +136,10 @@ struct CacheContractTests {
         let broken: [(String, [String: Any])] = [
             ("mode-unknown", meta { $0["mode"] = "dynamic" }),
             ("key-not-an-id", entry { $0["key"] = "signing key 1" }),
-            ("static-with-domainsConfig", statics.merging(["domainsConfig": ["sslPinningRequiredForUnlisted": false, "domains": []]]) { $1 }),
+            (
+                "static-with-domainsConfig",
+                statics.merging(["domainsConfig": ["sslPinningRequiredForUnlisted": false, "domains": []]]) { $1 }
+            ),
             ("static-with-depth", staticEntry { $0["depth"] = 1 }),
             ("fingerprint-not-base64", entry { $0["fingerprint"] = "not a digest" }),
             ("fingerprint-too-short", entry { $0["fingerprint"] = Data(repeating: 1, count: 20).base64EncodedString() }),
@@ -216,7 +221,9 @@ struct CacheContractTests {
     func examplesAgreeWithPinkeeper() async throws {
         let published = try await Published()
         let world = try ReaderWorld()
-        var config = "cache_directory = \"\(published.sandbox.cache.path)\"\nstate_directory = \"\(published.sandbox.state.path)\"\n" + Sandbox.userLine
+        var config =
+            "cache_directory = \"\(published.sandbox.cache.path)\"\nstate_directory = \"\(published.sandbox.state.path)\"\n"
+            + Sandbox.userLine
         for id in ["banking", "domains", "static", "tampered"] {
             config += "[stores.\(id)]\nurl = \"https://pins.example.com/\(id)\"\npublic_key = \"\(TestEnvironment.publicKey(1))\"\n"
         }

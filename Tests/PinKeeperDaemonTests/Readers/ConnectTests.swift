@@ -161,7 +161,9 @@ struct ConnectTests {
         try world.publish(
             "api",
             [
-                Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: TestEnvironment.certificate("untrusted.pem")), expires: ReaderWorld.future),
+                Pin(
+                    name: "localhost", fingerprint: OpenSSL.digest(pem: TestEnvironment.certificate("untrusted.pem")),
+                    expires: ReaderWorld.future),
                 Pin(name: "localhost", fingerprint: OpenSSL.digest(pem: Self.server), expires: ReaderWorld.future),
             ])
         let result = connect(world, port: selfSigned.port)

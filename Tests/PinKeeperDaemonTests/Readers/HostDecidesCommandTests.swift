@@ -48,7 +48,9 @@ struct HostDecidesCommandTests {
         let result = connect(world, pki, server)
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("chain and host name verified for 'localhost'"))
-        #expect(result.stdout.contains("untrusted: store 'api' pins 'localhost' (certificate common name '\(commonName)'), but not this certificate"))
+        #expect(
+            result.stdout.contains(
+                "untrusted: store 'api' pins 'localhost' (certificate common name '\(commonName)'), but not this certificate"))
 
         // The same certificate as a file stands for the same verified chain.
         let file = world.run("validate", ["--store", "api", "--name", "localhost", "--certificate", pki.pem("leaf")])
@@ -80,14 +82,17 @@ struct HostDecidesCommandTests {
         let unlisted = try world([pin], extra: "expected_common_names = [\"api.example.com\"]")
         let refused = connect(unlisted, pki, server)
         #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
-        #expect(refused.stdout.contains("untrusted: 'localhost' (certificate common name '*.example.com') is not among the expected_common_names"))
+        #expect(
+            refused.stdout.contains(
+                "untrusted: 'localhost' (certificate common name '*.example.com') is not among the expected_common_names"))
     }
 
     @Test("a probe of a host serving a certificate with an exempt CN finds it unpinned (1)")
     func probe() throws {
         let probe = try ProbeWorld("exempt-cn", leafCommonName: "unlisted.example")
         try probe.configure(probe.probeKeys())
-        let required = DomainsConfig(sslPinningRequiredForUnlisted: false, domains: [.init(name: ProbeWorld.name, sslPinningRequired: true)])
+        let required = DomainsConfig(
+            sslPinningRequiredForUnlisted: false, domains: [.init(name: ProbeWorld.name, sslPinningRequired: true)])
         try probe.publish([Pin(name: ProbeWorld.name, fingerprint: Self.elsewhere, expires: ReaderWorld.future)], domainsConfig: required)
         let result = probe.probe()
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")

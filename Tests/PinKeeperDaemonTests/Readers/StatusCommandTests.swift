@@ -60,7 +60,9 @@ struct StatusCommandTests {
         }
         let result = world.run("status", [])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
-        #expect(result.stdout.contains("beta: last attempt failed: invalid-signature: no public key verifies the response signature (4 consecutive failures)"))
+        #expect(
+            result.stdout.contains(
+                "beta: last attempt failed: invalid-signature: no public key verifies the response signature (4 consecutive failures)"))
         let json = try storeObjects(world.run("status", ["--json"]))
         #expect(json["beta"]?["health"] as? String == "failing")
         #expect(json["beta"]?["consecutiveFailures"] as? Int == 4)

@@ -141,7 +141,8 @@ struct ValidateCommandTests {
         #expect(trusted.status == 0, "\(trusted.stdout)\(trusted.stderr)")
 
         let print = OpenSSL.fingerprint(pem: Self.wrongName)
-        try world.publish("banking", [Pin(name: "wrong.invalid", fingerprint: Array(Data(base64Encoded: print)!), expires: ReaderWorld.future)])
+        try world.publish(
+            "banking", [Pin(name: "wrong.invalid", fingerprint: Array(Data(base64Encoded: print)!), expires: ReaderWorld.future)])
         let outside = world.run("validate", ["--store", "banking", "--name", "wrong.invalid", "--fingerprint", print])
         #expect(outside.status == 1)
         #expect(outside.stdout.contains("not among the expected_common_names"))

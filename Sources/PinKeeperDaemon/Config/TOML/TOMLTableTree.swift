@@ -155,7 +155,8 @@ final class TOMLTableNode {
                 switch scalar {
                 case "\"": quoted += "\\\""
                 case "\\": quoted += "\\\\"
-                case _ where scalar.value < 0x20 || scalar.value == 0x7F: quoted += "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
+                case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                    quoted += "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
                 default: quoted.unicodeScalars.append(scalar)
                 }
             }

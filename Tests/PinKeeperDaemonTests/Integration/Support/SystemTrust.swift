@@ -53,7 +53,9 @@ enum SystemTrust {
             // OpenSSL tries <hash>.0, .1, … up to the first missing one; another CA may share the hash.
             var index = 0
             while symlink(pem, "\(dir)/\(hash).\(index)") != 0 {
-                guard errno == EEXIST, index < 100 else { throw FixtureError("cannot link \(pem) into \(dir): \(String(cString: strerror(errno)))") }
+                guard errno == EEXIST, index < 100 else {
+                    throw FixtureError("cannot link \(pem) into \(dir): \(String(cString: strerror(errno)))")
+                }
                 index += 1
             }
             links.append("\(dir)/\(hash).\(index)")

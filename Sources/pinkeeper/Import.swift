@@ -50,7 +50,8 @@ struct Import: AsyncParsableCommand {
         try global.workAsServiceUser(configuration, failureStatus: 1)
         try global.prepareDirectories(configuration, failureStatus: 1)
         let logger = global.makeLogger(configuration)
-        let hooks = ChangeHooks(logger: logger, configurationFiles: configuration.sources)  // an import that changes the pins runs on_change like an update
+        // An import that changes the pins runs on_change like an update.
+        let hooks = ChangeHooks(logger: logger, configurationFiles: configuration.sources)
         let report = await makeUpdater(configuration, logger: logger, hooks: hooks).importList(config, path: file, body: body)
         let line = OneShotUpdate.Line(report)
         print(line.text())

@@ -72,7 +72,8 @@ struct UnprivilegedTests {
     @Test(
         "a directory still root's, as a volume arrives, is refused with what to do in a container",
         arguments: [
-            (mode_t(0o755), "is not writable by uid 4242, which pinkeeper runs as: it is uid 0 (root)'s, mode 0755"),  // hostPath DirectoryOrCreate
+            // hostPath DirectoryOrCreate
+            (mode_t(0o755), "is not writable by uid 4242, which pinkeeper runs as: it is uid 0 (root)'s, mode 0755"),
             (mode_t(0o777), "is refused: it is uid 0 (root)'s, mode 0777, so others could replace the files in it"),  // emptyDir
         ])
     func rootsDirectory(mode: mode_t, problem: String) throws {

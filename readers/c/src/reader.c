@@ -3,11 +3,13 @@
  * answer from the last good snapshot. A version that cannot be used leaves the last good one in
  * force and is not read again until it changes; a missing file means no cached pins. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -21,6 +23,11 @@ typedef struct observation {
 
 struct pk_reader {
     char *path, *store;
+    /* The cache directory, held open from the start when it exists, and the file's name in it: a
+     * question then stats one name instead of walking the whole path, most of its cost. Without
+     * read access to the directory, or before it exists, the path is statted as before. */
+    int directory; /* -1 until the directory could be opened */
+    const char *name;
     pk_list fallback;
     char **expected; /* folded */
     size_t *expected_lengths, expected_count;
@@ -33,9 +40,15 @@ struct pk_reader {
     bool refreshing;
 };
 
-static observation observe(const char *path) {
+static observation observe(pk_reader *reader) {
     struct stat status;
-    if (lstat(path, &status) == 0) {
+    int found;
+    if (reader->directory >= 0) {
+        found = fstatat(reader->directory, reader->name, &status, AT_SYMLINK_NOFOLLOW);
+    } else {
+        found = lstat(reader->path, &status);
+    }
+    if (found == 0) {
         pk_identity identity = {(uint64_t)status.st_dev, (uint64_t)status.st_ino, (int64_t)status.st_size,
                                 (int64_t)status.st_mtim.tv_sec, (int64_t)status.st_mtim.tv_nsec};
         return (observation){OBSERVED_FILE, identity, 0};
@@ -115,7 +128,7 @@ static void read_version(pk_reader *reader, observation seen) {
 }
 
 pk_snapshot *pk_reader_current(pk_reader *reader) {
-    observation seen = observe(reader->path);
+    observation seen = observe(reader);
     pthread_mutex_lock(&reader->lock);
     if (!reader->refreshing && !same_observation(&seen, &reader->observed)) {
         reader->refreshing = true;
@@ -128,7 +141,7 @@ pk_snapshot *pk_reader_current(pk_reader *reader) {
 }
 
 PK_EXPORT pk_error *pk_reader_refresh(pk_reader *reader) {
-    observation seen = observe(reader->path);
+    observation seen = observe(reader);
     pthread_mutex_lock(&reader->lock);
     while (reader->refreshing) pthread_cond_wait(&reader->settled, &reader->lock);
     reader->refreshing = true;
@@ -188,6 +201,8 @@ static pk_error *set_up(pk_reader *reader, const char *cache_dir, const char *st
     if (reader->path == NULL || reader->store == NULL || !keep_expected(reader, expected_names, count))
         return pk_error_new(PK_ERROR_OUT_OF_MEMORY, "out of memory");
     snprintf(reader->path, size, "%s/%s.json", directory, store);
+    reader->name = strrchr(reader->path, '/') + 1;
+    reader->directory = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fallback_file != NULL) {
         pk_error *error = read_fallback(reader, fallback_file);
         if (error != NULL) return error;
@@ -204,6 +219,7 @@ PK_EXPORT pk_reader *pk_reader_open(const char *cache_dir, const char *store, co
         if (error) *error = pk_error_new(PK_ERROR_OUT_OF_MEMORY, "out of memory");
         return NULL;
     }
+    reader->directory = -1;
     pthread_mutex_init(&reader->lock, NULL);
     pthread_cond_init(&reader->settled, NULL);
     pk_error *failure = set_up(reader, cache_dir, store, fallback_file, expected_names, count);
@@ -228,6 +244,7 @@ PK_EXPORT void pk_reader_close(pk_reader *reader) {
     for (size_t index = 0; index < reader->expected_count; index++) free(reader->expected[index]);
     free(reader->expected);
     free(reader->expected_lengths);
+    if (reader->directory >= 0) close(reader->directory);
     free(reader->path);
     free(reader->store);
     pthread_mutex_destroy(&reader->lock);

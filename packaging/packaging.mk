@@ -75,6 +75,9 @@ $(PK_COMPDIR)/pinkeeper.fish: $(PK_BIN)
 install: $(PK_COMPLETIONS)
 	@$(MAKE) --no-print-directory -C $(PK_TOP) -f Makefile -f packaging/packaging.mk install-files
 
+# The unit's ExecStart gains --config when SYSCONFDIR is not /etc (expanded where install-files uses it).
+PK_UNIT_CONFIG = $(if $(filter-out /etc,$(SYSCONFDIR)), --config $(SYSCONFDIR)/pinkeeper/pinkeeper.toml)
+
 # Installs what is already built, without building (debian/rules runs it under fakeroot).
 install-files:
 	@for f in $(PK_BIN) $(PK_COMPLETIONS); do \
@@ -85,7 +88,7 @@ install-files:
 	install -m 0755 $(PK_BIN) $(DESTDIR)$(BINDIR)/pinkeeper
 	@# The unit names /usr/bin/pinkeeper and the default configuration path: point it at
 	@# this install's binary, and at its configuration when SYSCONFDIR is not /etc.
-	sed -e 's|^ExecStart=/usr/bin/pinkeeper run$$|ExecStart=$(BINDIR)/pinkeeper run$(if $(filter-out /etc,$(SYSCONFDIR)), --config $(SYSCONFDIR)/pinkeeper/pinkeeper.toml)|' \
+	sed -e 's|^ExecStart=/usr/bin/pinkeeper run$$|ExecStart=$(BINDIR)/pinkeeper run$(PK_UNIT_CONFIG)|' \
 	  $(PK_TOP)/systemd/pinkeeper.service > $(DESTDIR)$(UNITDIR)/pinkeeper.service.tmp
 	grep -q '^ExecStart=$(BINDIR)/pinkeeper run' $(DESTDIR)$(UNITDIR)/pinkeeper.service.tmp || \
 	  { echo "systemd/pinkeeper.service: ExecStart=/usr/bin/pinkeeper run not found; update packaging/packaging.mk" >&2; exit 1; }

@@ -44,7 +44,8 @@ with open(f"{work}/pinkeeper.toml", "w") as f:
             'public_key = "BC3kV9OIDnMuVoCdDR9nEA/JidJLTTDLuSA2TSZsGgODSshfbZg31MS90WC/HdbU/A5WL5GmyDkE/iks6INv+XE="\n')
 print(hashlib.sha256(b"cert-250-0").digest().hex(), file=open(f"{work}/probe", "w"))
 PY
-fingerprint=$(python3 -c 'import base64,sys; print(base64.b64encode(bytes.fromhex(open(sys.argv[1]).read().strip())).decode())' "$work/probe")
+to_base64='import base64,sys; print(base64.b64encode(bytes.fromhex(open(sys.argv[1]).read().strip())).decode())'
+fingerprint=$(python3 -c "$to_base64" "$work/probe")
 echo "   $(wc -c <"$work/cache/bench.json") bytes"
 
 echo "== in-process: CacheReader (PinKeeper sources + scripts/bench-readers.swift, swiftc -O -wmo)"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|outage-sweep|idle|update|scale-lists|many|scale-stores|scale-probes|fingerprint]...
+# Usage: scripts/bench.sh [all|static|verify|unchanged|challenge|stores|fleet|outage|outage-sweep|idle|update|scale-lists|many
+#                          |scale-stores|scale-probes|fingerprint]...
 #        (default: all)
 # Every daemon benchmark of docs/performance.md `## Daemon`, from one command:
 #   - builds pinkeeper and pinkeeper-bench in release mode (as `make release`);
@@ -279,7 +280,10 @@ if want outage; then
     # (taken through the daemon's own UpdateFailure(status:now:)). One CSV per curve of
     # docs/fleet-outage.png; the plot needs matplotlib (pip install matplotlib).
     echo "== outage"
-    run_outage() { local name=$1; shift; "$bench" outage --hosts "${OUTAGE_HOSTS:-1000000}" --outage-hours 6 --csv "$work/outage-$name.csv" "$@"; }
+    run_outage() {
+        local name=$1; shift
+        "$bench" outage --hosts "${OUTAGE_HOSTS:-1000000}" --outage-hours 6 --csv "$work/outage-$name.csv" "$@"
+    }
     run_outage 3600 --interval 3600
     run_outage 604800 --interval 604800
     run_outage 604800-503 --interval 604800 --answer 503:3600
@@ -337,7 +341,8 @@ if want idle; then
     echo "  10 s after READY: $(rss)"
     echo "  largest resident mappings (kB: Rss, Pss):"
     awk '/^[0-9a-f]+-[0-9a-f]+ / {name = ($6 == "" ? "[anon]" : $6)} /^Rss:/ {rss[name] += $2} /^Pss:/ {pss[name] += $2}
-         END {for (n in rss) printf "%8d %8d  %s\n", rss[n], pss[n], n}' "/proc/$daemon_pid/smaps" | sort -rn | head -${IDLE_MAPPINGS:-12} | sed 's/^/    /'
+         END {for (n in rss) printf "%8d %8d  %s\n", rss[n], pss[n], n}' "/proc/$daemon_pid/smaps" |
+             sort -rn | head -${IDLE_MAPPINGS:-12} | sed 's/^/    /'
     echo "  the binary's resident pages by module or section:"
     python3 scripts/resident-by-module.py "$daemon_pid" | sed -n '1,16s/^/    /p'
     # Wake-ups: every time a thread of the daemon is woken and goes back to sleep it makes one
@@ -361,7 +366,8 @@ if want idle; then
     tasks_after=$(ls /proc/$daemon_pid/task | tr '\n' ' ')
     echo "  after ${window} s idle: $(rss)"
     delta=$(awk 'NR == FNR {b[$1] = $2; next} {d += $2 - ($1 in b ? b[$1] : 0)} END {print d + 0}' <(echo "$before") <(echo "$after"))
-    echo "  context switches in ${window} s (all threads): $delta -> $(awk -v d="$delta" -v w="$window" 'BEGIN {printf "%.1f", d * 60 / w}') wake-ups per minute"
+    per_minute=$(awk -v d="$delta" -v w="$window" 'BEGIN {printf "%.1f", d * 60 / w}')
+    echo "  context switches in ${window} s (all threads): $delta -> $per_minute wake-ups per minute"
     [[ -f $perf_out ]] && echo "  perf sched:sched_switch in the window: $(awk '/sched:sched_switch/ {print $1}' "$perf_out")"
     echo "  threads: before [$tasks_before] after [$tasks_after]; switches per thread in the window:"
     awk 'NR == FNR {b[$1] = $2; next} {print $1, $2 - ($1 in b ? b[$1] : 0)}' <(echo "$before") <(echo "$after") |
@@ -379,10 +385,15 @@ timed() {  # timed NAME [hyperfine options...] -- COMMAND WORDS... (no shell: no
     shift
     hyperfine -N --style none --runs "$runs" --export-json "$work/hf-$name.json" "${options[@]}" "$*" >/dev/null 2>"$work/hf-$name.err" ||
         { echo "bench: $name failed:" >&2; cat "$work/hf-$name.err" >&2; exit 1; }
-    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f %.1f" % (r["min"]*1e3, r["mean"]*1e3))' "$work/hf-$name.json"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f %.1f" % (r["min"]*1e3, r["mean"]*1e3))' \
+        "$work/hf-$name.json"
 }
 row() { printf '  %-74s %s\n' "$1" "$2"; }
-median() { python3 -c 'import json, statistics, sys; print("%.1f" % (statistics.median(json.load(open(sys.argv[1]))["results"][0]["times"]) * 1e3))' "$work/hf-$1.json"; }
+median() {
+    python3 -c 'import json, statistics, sys; print("%.1f" % (statistics.median(
+            json.load(open(sys.argv[1]))["results"][0]["times"]) * 1e3))' \
+        "$work/hf-$1.json"
+}
 ratio() { python3 -c 'import sys; print("%.2fx" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
 # A configuration of stores named by route (under $2's base URL) and the reference updater's twin.
 make_stores() {  # make_stores DIR BASE-URL MODE ROUTE...
@@ -462,9 +473,11 @@ if want scale-lists; then
         read -r new_s new_m < <(measure "rm -rf $d/cache $d/state" "$pinkeeper" update --force --config "$d/pinkeeper.toml")
         read -r same_s same_m < <(measure "true" "$pinkeeper" update --force --config "$d/pinkeeper.toml")
         fp=$(python3 -c 'import base64,hashlib; print(base64.b64encode(hashlib.sha256(b"cert 0").digest()).decode())')
-        read -r read_s read_m < <(measure "true" "$pinkeeper" validate --config "$d/pinkeeper.toml" --store "list-$n" --name h00000.example.com --fingerprint "$fp")
+        read -r read_s read_m < <(measure "true" "$pinkeeper" validate --config "$d/pinkeeper.toml" --store "list-$n" \
+            --name h00000.example.com --fingerprint "$fp")
         row "$n entries: openssl, $n verifications on one core" "$openssl_ms ms"
-        row "$n new: pinkeeper update (goal at 100,000: <= 0.6x openssl, <= 64 MiB)" "$new_s ms = $(ratio "$new_s" "$openssl_ms") openssl, peak RSS $new_m MiB"
+        row "$n new: pinkeeper update (goal at 100,000: <= 0.6x openssl, <= 64 MiB)" \
+            "$new_s ms = $(ratio "$new_s" "$openssl_ms") openssl, peak RSS $new_m MiB"
         row "$n unchanged: pinkeeper update (goal at 100,000: <= 500 ms)" "$same_s ms, peak RSS $same_m MiB"
         row "$n: the cache file read by pinkeeper validate (goal at 100,000: <= 100 ms)" "$read_s ms, peak RSS $read_m MiB"
     done
@@ -482,12 +495,14 @@ if want many; then
         make_stores "$work/many" "$slow" "$mode" $(for i in $(seq 0 $((count - 1))); do printf '%s/s%03d ' "$mode" "$i"; done)
         for n in one many; do
             d=$work/$n
-            read -r min_pk mean_pk < <(timed "$n-pk" --prepare "rm -rf $d/cache $d/state" -- "$pinkeeper" update --force --config "$d/pinkeeper.toml")
+            read -r min_pk mean_pk < <(timed "$n-pk" --prepare "rm -rf $d/cache $d/state" -- \
+                "$pinkeeper" update --force --config "$d/pinkeeper.toml")
             read -r min_py mean_py < <(timed "$n-py" --prepare "rm -rf $d/py" -- python3 scripts/reference-updater.py "$d/stores.json")
             eval "${n}_pk=$min_pk ${n}_py=$min_py"
             row "$mode, $n: pinkeeper / reference-updater.py (min)" "$min_pk / $min_py ms (means $mean_pk / $mean_py)"
         done
-        row "  $mode: $count stores x one store, pinkeeper (goal <= 2x) / Python" "$(ratio "$many_pk" "$one_pk") / $(ratio "$many_py" "$one_py")"
+        row "  $mode: $count stores x one store, pinkeeper (goal <= 2x) / Python" \
+            "$(ratio "$many_pk" "$one_pk") / $(ratio "$many_py" "$one_py")"
     done
     stop_latency_proxy
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -518,16 +533,22 @@ if want scale-stores; then
         # (the allocator, above), until the next run.
         mkdir -p "$d/old"
         aside="sh -c 'mv $d/cache $d/state \"\$(mktemp -d $d/old/XXXXXX)\" && mkdir $d/cache $d/state'"
-        read -r pass_min pass_mean < <(RUNS=3 runs=3 timed "scale-$count" --prepare "$aside" -- "$pinkeeper" update --force --config "$d/pinkeeper.toml")
+        read -r pass_min pass_mean < <(RUNS=3 runs=3 timed "scale-$count" --prepare "$aside" -- \
+            "$pinkeeper" update --force --config "$d/pinkeeper.toml")
         # The daemon's later passes: every store's cache and state file replaced.
-        read -r again_min again_mean < <(RUNS=3 runs=3 timed "scale-again-$count" -- "$pinkeeper" update --force --config "$d/pinkeeper.toml")
+        read -r again_min again_mean < <(RUNS=3 runs=3 timed "scale-again-$count" -- \
+            "$pinkeeper" update --force --config "$d/pinkeeper.toml")
         rounds=$(( (count + 63) / 64 ))
         floor=$((rounds * 100))
         # A store's first request on a new connection takes three round trips through the proxy:
         # its hold on the first bytes (TCP), TLS 1.3, the request; the 64 connections set up at once.
         setup=$(( (rounds + 2) * 100 ))
-        row "$count stores: one pass (min / median / mean of 3); floor ceil($count/64) x 100 ms = $floor ms" "$pass_min / $(median "scale-$count") / $pass_mean ms = $(ratio "$pass_min" "$floor") the floor (goal <= 1.5x); $(ratio "$pass_min" "$setup") of $setup ms with connection set-up"
-        row "$count stores: the next pass, every file replaced (min / median / mean of 3)" "$again_min / $(median "scale-again-$count") / $again_mean ms = $(ratio "$again_min" "$floor") the floor; $(ratio "$again_min" "$setup") with set-up"
+        pass_row="$pass_min / $(median "scale-$count") / $pass_mean ms = $(ratio "$pass_min" "$floor") the floor (goal <= 1.5x)"
+        row "$count stores: one pass (min / median / mean of 3); floor ceil($count/64) x 100 ms = $floor ms" \
+            "$pass_row; $(ratio "$pass_min" "$setup") of $setup ms with connection set-up"
+        again_row="$again_min / $(median "scale-again-$count") / $again_mean ms = $(ratio "$again_min" "$floor") the floor"
+        row "$count stores: the next pass, every file replaced (min / median / mean of 3)" \
+            "$again_row; $(ratio "$again_min" "$setup") with set-up"
         read -r st_min st_mean < <(timed "status-$count" -- "$pinkeeper" status --config "$d/pinkeeper.toml")
         row "$count stores: pinkeeper status (goal <= 200 ms)" "$st_min / $st_mean ms"
         # The idle daemon: PSS 20 s after READY (the pass's threads have ended by then).
@@ -537,7 +558,8 @@ if want scale-stores; then
         for _ in $(seq 600); do grep -q READY=1 "$d/notify.log" 2>/dev/null && break; sleep 0.1; done
         sleep "${SCALE_IDLE_SECONDS:-20}"
         row "$count stores: idle pinkeeper run, 20 s after READY: Pss / Anonymous / VmHWM (goal Pss <= 40 MiB)" \
-            "$(awk '/^(Pss|Anonymous):/ {printf "%.1f MiB / ", $2 / 1024}' "/proc/$daemon_pid/smaps_rollup")$(awk '/^VmHWM/ {printf "%.1f MiB", $2 / 1024}' "/proc/$daemon_pid/status")"
+            "$(awk '/^(Pss|Anonymous):/ {printf "%.1f MiB / ", $2 / 1024}' "/proc/$daemon_pid/smaps_rollup")$(
+                awk '/^VmHWM/ {printf "%.1f MiB", $2 / 1024}' "/proc/$daemon_pid/status")"
         stop_daemon_and_listener
     done
     stop_latency_proxy
@@ -588,7 +610,8 @@ PY
             [[ -z $best || $ms -lt $best ]] && best=$ms
         done
         handshakes=$(grep -c ' unpinned ' "$d/probe.out" || true)
-        row "$count targets: one pinkeeper probe pass, min of 3 (goal at 1,000: <= 10 s)" "$best ms ($handshakes of $count handshakes completed)"
+        row "$count targets: one pinkeeper probe pass, min of 3 (goal at 1,000: <= 10 s)" \
+            "$best ms ($handshakes of $count handshakes completed)"
     done
     # The daemon: WATCHDOG_USEC 2 s (it pings about every second); 25 s with a 10 s probe interval.
     count=${targets##* }
@@ -599,7 +622,8 @@ PY
     daemon_pid=$!
     sleep "${PROBE_WATCH_SECONDS:-25}"
     stop_daemon_and_listener
-    gap=$(awk '/WATCHDOG=1/ {if (last != "") {g = $1 - last; if (g > max) max = g}; last = $1; n++} END {printf "%.0f ms over %d messages", max * 1000, n}' "$d/notify.log")
+    gap=$(awk '/WATCHDOG=1/ {if (last != "") {g = $1 - last; if (g > max) max = g}; last = $1; n++}
+              END {printf "%.0f ms over %d messages", max * 1000, n}' "$d/notify.log")
     # Each target's first "unpinned" result is logged once (event=probe-unpinned); later passes
     # with the same result are not, so this counts the targets of the first pass.
     logged=$(grep -c 'event=probe-unpinned' "$d/daemon.log" || true)
@@ -615,8 +639,10 @@ if want fingerprint; then
     "$pinkeeper" update --force --config "$f/pinkeeper.toml" >/dev/null 2>&1
     fp=$(python3 -c 'import base64,hashlib; print(base64.b64encode(hashlib.sha256(b"0/0").digest()).decode())')
     echo "  load: $(cut -d' ' -f1-3 /proc/loadavg)"
-    read -r v_min v_mean < <(RUNS=$((runs * 5)) runs=$((runs * 5)) timed validate -- "$pinkeeper" validate --config "$f/pinkeeper.toml" --store s000 --name api0.s000.example --fingerprint "$fp")
-    read -r o_min o_mean < <(RUNS=$((runs * 5)) runs=$((runs * 5)) timed x509 -- openssl x509 -noout -fingerprint -sha256 -in "$work/ca/server.pem")
+    read -r v_min v_mean < <(RUNS=$((runs * 5)) runs=$((runs * 5)) timed validate -- \
+        "$pinkeeper" validate --config "$f/pinkeeper.toml" --store s000 --name api0.s000.example --fingerprint "$fp")
+    read -r o_min o_mean < <(RUNS=$((runs * 5)) runs=$((runs * 5)) timed x509 -- \
+        openssl x509 -noout -fingerprint -sha256 -in "$work/ca/server.pem")
     row "pinkeeper validate --fingerprint (trusted answer)" "$v_min / $v_mean ms"
     row "openssl x509 -noout -fingerprint -sha256" "$o_min / $o_mean ms"
     row "  pinkeeper x openssl (goal <= 0.5x)" "$(ratio "$v_min" "$o_min")"

@@ -45,7 +45,8 @@ def check_pod(name, spec, config_maps, pinkeeper):
                 target = Path(scratch, item["path"])
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(data[item["key"]])
-            run = subprocess.run([pinkeeper, "check-config", "--config", str(Path(scratch, "pinkeeper.toml"))], capture_output=True, text=True)
+            run = subprocess.run([pinkeeper, "check-config", "--config", str(Path(scratch, "pinkeeper.toml"))],
+                                 capture_output=True, text=True)
             output = (run.stdout + run.stderr).strip().replace(scratch, "/etc/pinkeeper")
             if run.returncode != 0:
                 problems.append(f"{name}: ConfigMap {source['name']} rejected (exit {run.returncode}): {output}")

@@ -5,10 +5,14 @@
 # Run from the repository root: scripts/check-no-foundation.sh
 set -euo pipefail
 
-found=$(grep -rnE '^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|fileprivate|private)[[:space:]]+)?import[[:space:]]+((struct|class|enum|protocol|typealias|func|var|let)[[:space:]]+)?Foundation([.[:space:]]|$)' \
+modifiers='^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|fileprivate|private)[[:space:]]+)?'
+kind='((struct|class|enum|protocol|typealias|func|var|let)[[:space:]]+)?'
+module='Foundation([.[:space:]]|$)'
+found=$(grep -rnE "${modifiers}import[[:space:]]+${kind}${module}" \
     --include='*.swift' Sources || true)
 if [[ -n "$found" ]]; then
     echo "$found" >&2
-    echo "error: import FoundationEssentials (or the standard library, Glibc) instead of Foundation: it links ICU and CoreFoundation into the static binary (size and resident memory)" >&2
+    why="it links ICU and CoreFoundation into the static binary (size and resident memory)"
+    echo "error: import FoundationEssentials (or the standard library, Glibc) instead of Foundation: $why" >&2
     exit 1
 fi

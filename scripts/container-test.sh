@@ -94,7 +94,8 @@ for v in /etc/pinkeeper /var/cache/pinkeeper /var/lib/pinkeeper; do [[ $volumes 
 [[ $(label version) == "$version" ]] || problems+="label version '$(label version)', not $version; "
 [[ -n $(label licenses) && -n $(label title) && -n $(label revision) ]] || problems+="labels licenses/title/revision missing; "
 if [[ -z $problems ]]; then
-    check_pass image-config "User $user, Entrypoint $entrypoint, Cmd $cmd, health check, volumes $volumes, version $(label version), licenses '$(label licenses)'"
+    detail="User $user, Entrypoint $entrypoint, Cmd $cmd, health check, volumes $volumes"
+    check_pass image-config "$detail, version $(label version), licenses '$(label licenses)'"
 else
     check_fail image-config "$problems"
 fi
@@ -207,13 +208,16 @@ if [[ -n $daemon_pid ]]; then
     uids=$(status_field "$daemon_pid" Uid) capeff=$(status_field "$daemon_pid" CapEff)
     capbnd=$(status_field "$daemon_pid" CapBnd) nnp=$(status_field "$daemon_pid" NoNewPrivs)
     comm=$(cat "/proc/$daemon_pid/comm")
-    if [[ $comm == pinkeeper && $uids == "$uid $uid $uid $uid" && $capeff == 0000000000000000 && $capbnd == 0000000000000000 && $nnp == 1 ]]; then
-        check_pass hardened "PID 1 is $(cat "/proc/$tini_pid/comm"), its child $comm runs as UID $uid (real, effective, saved, fs), CapEff and CapBnd 0, NoNewPrivs 1"
+    if [[ $comm == pinkeeper && $uids == "$uid $uid $uid $uid" && $capeff == 0000000000000000 && $capbnd == 0000000000000000 \
+        && $nnp == 1 ]]; then
+        detail="PID 1 is $(cat "/proc/$tini_pid/comm"), its child $comm runs as UID $uid (real, effective, saved, fs)"
+        check_pass hardened "$detail, CapEff and CapBnd 0, NoNewPrivs 1"
     else
         check_fail hardened "daemon process $comm: Uid '$uids', CapEff $capeff, CapBnd $capbnd, NoNewPrivs $nnp"
     fi
 else
-    check_fail hardened "no child of the container's PID 1 ($tini_pid, $(cat "/proc/$tini_pid/comm" 2>/dev/null)): $(podman logs "$daemon" 2>&1 | tail -n 3 | one_line)"
+    detail="no child of the container's PID 1 ($tini_pid, $(cat "/proc/$tini_pid/comm" 2>/dev/null))"
+    check_fail hardened "$detail: $(podman logs "$daemon" 2>&1 | tail -n 3 | one_line)"
 fi
 if out=$(podman exec "$daemon" touch /var/tmp/x 2>&1); then
     check_fail read-only "a file could be created in /var/tmp of the container"
@@ -226,9 +230,11 @@ fi
 step "the daemon publishes into the named volume"
 why=''
 if wait_for_file "$cache/fixture.json" 30 && why=$(cache_has_pins "$cache/fixture.json" "$fp1" "$fp2"); then
-    check_pass publish "$prefix-cache/fixture.json: $why; owner $(stat -c '%u, mode %a' "$cache/fixture.json"), directory $(stat -c '%u %a' "$cache")"
+    check_pass publish \
+        "$prefix-cache/fixture.json: $why; owner $(stat -c '%u, mode %a' "$cache/fixture.json"), directory $(stat -c '%u %a' "$cache")"
 else
-    check_fail publish "no fixture.json with the served pins in $cache: ${why:-missing after 30 s}; log: $(podman logs --tail 3 "$daemon" 2>&1 | one_line)"
+    check_fail publish \
+        "no fixture.json with the served pins in $cache: ${why:-missing after 30 s}; log: $(podman logs --tail 3 "$daemon" 2>&1 | one_line)"
 fi
 
 step "the orphan a change hook leaves"
@@ -254,12 +260,14 @@ if seen=$(wait_orphan "$daemon"); then
     sleep 0.5
     left=$(processes "$daemon" | awk '$4 == "sleep" || $3 ~ /^Z/')
     if [[ -z $left ]]; then
-        check_pass orphan-reaped "the hook's sleep ran under PID 1 (tini) [$(echo "$seen" | one_line)] and is gone after it ended: no zombie"
+        check_pass orphan-reaped \
+            "the hook's sleep ran under PID 1 (tini) [$(echo "$seen" | one_line)] and is gone after it ended: no zombie"
     else
         check_fail orphan-reaped "left in the container: $(echo "$left" | one_line)"
     fi
 else
-    check_fail orphan-reaped "the hook's sleep never ran as a child of PID 1; processes: $(processes "$daemon" | one_line); hook log: $(podman logs "$daemon" 2>&1 | grep -m1 hook | one_line)"
+    detail="the hook's sleep never ran as a child of PID 1; processes: $(processes "$daemon" | one_line)"
+    check_fail orphan-reaped "$detail; hook log: $(podman logs "$daemon" 2>&1 | grep -m1 hook | one_line)"
 fi
 # The control: with pinkeeper itself as PID 1 nobody reaps the orphan, which proves the check
 # above can see a zombie.
@@ -287,7 +295,8 @@ if podman build --format docker --network=none --build-arg BASE="$(scripts/make-
     answer=$(validate "$fp1") rc=$?
     other=$(validate "$(fixture_fingerprint)") rc_other=$?
     if [[ $rc == 0 && $answer == *trusted* && $answer != *untrusted* && $rc_other == 1 && $other == *untrusted* ]]; then
-        check_pass reader "python3 -m pinkeeper validate (UID 4243, no network, volume :ro): pin1.test with its pin '$answer' (exit 0), with another '$other' (exit 1)"
+        detail="python3 -m pinkeeper validate (UID 4243, no network, volume :ro): pin1.test with its pin '$answer' (exit 0)"
+        check_pass reader "$detail, with another '$other' (exit 1)"
     else
         check_fail reader "served pin: '$answer' (exit $rc); another pin: '$other' (exit $rc_other)"
     fi
@@ -299,9 +308,11 @@ step "health check"
 health=$(podman healthcheck run "$daemon" 2>&1) rc=$?
 control_health=$(podman healthcheck run "$control" 2>&1) control_rc=$?
 if [[ $rc == 0 && $control_rc != 0 ]]; then
-    check_pass health "podman healthcheck run: '${health:-healthy}' (exit 0); the control container, whose store 'missing' has no pin: '$control_health' (exit $control_rc)"
+    detail="podman healthcheck run: '${health:-healthy}' (exit 0)"
+    check_pass health "$detail; the control container, whose store 'missing' has no pin: '$control_health' (exit $control_rc)"
 else
-    check_fail health "daemon: '$health' (exit $rc), expected healthy; control with an empty store: '$control_health' (exit $control_rc), expected unhealthy"
+    detail="daemon: '$health' (exit $rc), expected healthy"
+    check_fail health "$detail; control with an empty store: '$control_health' (exit $control_rc), expected unhealthy"
 fi
 
 step "a ConfigMap update: ..data swapped to a version with one more store"
@@ -311,7 +322,8 @@ why=''
 if wait_for_file "$cache/fixture-static.json" 20 && why=$(cache_has_pins "$cache/fixture-static.json" "$fp3"); then
     check_pass configmap-swap "after the ..data swap the new store was published without a signal: $why"
 else
-    check_fail configmap-swap "no fixture-static.json 20 s after the ..data swap: ${why:-missing}; log: $(podman logs --tail 3 "$daemon" 2>&1 | one_line)"
+    check_fail configmap-swap \
+        "no fixture-static.json 20 s after the ..data swap: ${why:-missing}; log: $(podman logs --tail 3 "$daemon" 2>&1 | one_line)"
 fi
 
 step "log lines on stderr, in podman logs"
@@ -325,7 +337,9 @@ reload_line=$(grep -m1 -E '^time=[^ ]+ level=info msg="configuration reloaded" s
 if [[ -n $update_line && -n $reload_line && ! -s $logs/$daemon.stdout ]]; then
     check_pass logs "on stderr, one line per event with its fields: '$update_line'; after the swap: '$reload_line'"
 else
-    check_fail logs "stderr has no logfmt update line with time, level=info, message_id, store=fixture, pins=2, result=ok ('$update_line') or reload line with stores=2 ('$reload_line'), or stdout is not empty ($(wc -l <"$logs/$daemon.stdout") lines); stderr ends: $(tail -n 3 "$logs/$daemon.stderr" | one_line)"
+    detail="stderr has no logfmt update line with time, level=info, message_id, store=fixture, pins=2, result=ok ('$update_line')"
+    detail+=" or reload line with stores=2 ('$reload_line'), or stdout is not empty ($(wc -l <"$logs/$daemon.stdout") lines)"
+    check_fail logs "$detail; stderr ends: $(tail -n 3 "$logs/$daemon.stderr" | one_line)"
 fi
 
 step "an arbitrary UID: --user 4242, volumes chowned by an init step"
@@ -334,7 +348,8 @@ why=''
 if wait_for_file "$uid_cache/fixture.json" 30 && why=$(cache_has_pins "$uid_cache/fixture.json" "$fp1" "$fp2"); then
     check_pass any-uid "published as $(stat -c '%u' "$uid_cache/fixture.json") into a directory of $(stat -c '%u %a' "$uid_cache"): $why"
 else
-    check_fail any-uid "no fixture.json from the --user 4242 container: ${why:-missing}; log: $(podman logs --tail 3 "$anyuid" 2>&1 | one_line)"
+    check_fail any-uid \
+        "no fixture.json from the --user 4242 container: ${why:-missing}; log: $(podman logs --tail 3 "$anyuid" 2>&1 | one_line)"
 fi
 
 step "podman stop"
@@ -346,7 +361,8 @@ for c in "$daemon" "$anyuid"; do
     if [[ $exit_code == 0 ]] && ((ms < 2000)); then
         check_pass "stop-$c" "podman stop -t 10 took $ms ms, exit code $exit_code"
     else
-        check_fail "stop-$c" "podman stop -t 10 took $ms ms (limit 2000), exit code $exit_code; log: $(podman logs --tail 2 "$c" 2>&1 | one_line)"
+        check_fail "stop-$c" \
+            "podman stop -t 10 took $ms ms (limit 2000), exit code $exit_code; log: $(podman logs --tail 2 "$c" 2>&1 | one_line)"
     fi
 done
 

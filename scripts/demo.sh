@@ -151,7 +151,9 @@ cat >"$config" <<EOF
 # Written by scripts/demo.sh; recreated on every run of \`make demo\`.
 cache_directory = $(toml "$cache")
 state_directory = $(toml "$state")
-$(if [[ $EUID -eq 0 ]]; then echo 'user = "root"  # started as root, pinkeeper would work as the cache directory'"'"'s owner: here root, said explicitly'; fi)
+$(if [[ $EUID -eq 0 ]]; then
+    echo 'user = "root"  # started as root, pinkeeper would work as the cache directory'"'"'s owner: here root, said explicitly'
+fi)
 
 # Mobile Utility Server style: a fresh challenge per request, the whole response signed.
 [stores.demo]

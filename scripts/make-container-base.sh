@@ -89,5 +89,6 @@ tar -C "$root" --numeric-owner -c . |
     { tail -n 20 "$logfile" >&2; die "podman import failed; log: $logfile"; }
 # The base it replaces, now untagged (unless an image still builds on it).
 [[ -n $old ]] && podman rmi "$old" >/dev/null 2>&1
-log "$image made in $((SECONDS - started)) s ($(podman image inspect --format '{{.Size}}' "$image" | numfmt --to=iec) with its cached packages)"
+size=$(podman image inspect --format '{{.Size}}' "$image" | numfmt --to=iec)
+log "$image made in $((SECONDS - started)) s ($size with its cached packages)"
 echo "$image"

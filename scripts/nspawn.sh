@@ -362,7 +362,8 @@ container_boot_checked() {
     echo "systemd-nspawn PID $NSPAWN_PID, container PID 1 = host PID $NSPAWN_PID1"
     if state=$(nspawn_wait_running 90); then
         check_pass boot "systemctl is-system-running: $state"
-        [[ $state == degraded ]] && check_info "failed units: $(in_container systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')"
+        [[ $state == degraded ]] &&
+            check_info "failed units: $(in_container systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')"
     else
         check_fail boot "the container's systemd did not finish booting"
         die "cannot go on without a booted container; console: $work/console.log"

@@ -27,7 +27,8 @@ install_chrooted() {
         in_root "$root" apt-get install -y "$pkg" >>"$log" 2>&1
         rc=$?
     fi
-    sed -n '/^Unpacking pinkeeper\|^Setting up\|^Selecting previously\|^Created symlink\|^Creating\|[Ww]arning\|[Ee]rror/p' "$log" | sed 's/^/      | /'
+    sed -n '/^Unpacking pinkeeper\|^Setting up\|^Selecting previously\|^Created symlink\|^Creating\|[Ww]arning\|[Ee]rror/p' "$log" |
+        sed 's/^/      | /'
     return "$rc"
 }
 

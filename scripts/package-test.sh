@@ -43,7 +43,8 @@ arch=$(dpkg --print-architecture)
 deb=${DEB:-$(ls -t "$top"/.build/deb/pinkeeper_*_"$arch".deb 2>/dev/null | head -n 1)}
 [[ -n $deb && -f $deb ]] || die "no .build/deb/pinkeeper_*_$arch.deb: run make deb (or make package-test), or set DEB"
 older_deb=${OLDER_DEB:-$(ls -t "$top"/.build/older/pinkeeper_*_"$arch".deb 2>/dev/null | head -n 1)}
-[[ -n $older_deb && -f $older_deb ]] || die "no .build/older/pinkeeper_*_$arch.deb: run make deb-older (or make package-test), or set OLDER_DEB"
+[[ -n $older_deb && -f $older_deb ]] ||
+    die "no .build/older/pinkeeper_*_$arch.deb: run make deb-older (or make package-test), or set OLDER_DEB"
 t_start=$SECONDS
 
 # ------------------------------------------------------------------ clean-up, first
@@ -66,7 +67,8 @@ dpkg --compare-versions "$(dpkg-deb -f "$older_deb" Version)" lt "$(dpkg-deb -f 
 step "host tools and a fresh copy of the cached Debian 12 root"
 scripts/install-container-deps.sh || die "could not install the host tools"
 scripts/make-rootfs.sh --copy "$root" >/dev/null || die "no root (make-rootfs.sh says why above)"
-check_info "package $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version) ($(basename "$deb")); Depends: $(dpkg-deb -f "$deb" Depends)"
+check_info \
+    "package $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version) ($(basename "$deb")); Depends: $(dpkg-deb -f "$deb" Depends)"
 
 # ------------------------------------------------------------------ 2. install, systemd not running
 step "apt-get install the .deb, chrooted, systemd not running"
@@ -126,7 +128,8 @@ if [[ -z $progs ]]; then
     check_fail unit-programs "no Exec*= lines in $unit_path"
 elif [[ -n $lacking ]]; then
     hint=''
-    [[ $lacking == */bin/kill* ]] && hint="; on Debian 12 /bin/kill is in procps, which is not in a minimal system: the package must depend on it"
+    [[ $lacking == */bin/kill* ]] &&
+        hint="; on Debian 12 /bin/kill is in procps, which is not in a minimal system: the package must depend on it"
     check_fail unit-programs "missing in the installed system: $lacking$hint"
 else
     check_pass unit-programs "all exist: ${progs//$'\n'/ }"
@@ -182,11 +185,13 @@ if ((rc != 0)); then
 elif [[ $active != active/running ]]; then
     check_fail restart "after restart: $active"
 elif ((ready_after < delay * 1000 - 100)) || [[ $cache_at_return != yes ]]; then
-    check_fail restart "READY too early: active ${ready_after} ms after exec (the first fetch takes ${delay} s), cache at return: $cache_at_return"
+    check_fail restart \
+        "READY too early: active ${ready_after} ms after exec (the first fetch takes ${delay} s), cache at return: $cache_at_return"
 elif [[ ! $status_text =~ ^1\ store:\ 1\ fresh ]]; then
     check_fail restart "StatusText='$status_text', expected '1 store: 1 fresh; …'"
 else
-    check_pass restart "returned in $took ms, active (running); READY ${ready_after} ms after exec, after the first fetch; StatusText=$status_text"
+    check_pass restart \
+        "returned in $took ms, active (running); READY ${ready_after} ms after exec, after the first fetch; StatusText=$status_text"
 fi
 
 cache=/var/cache/pinkeeper/$store.json

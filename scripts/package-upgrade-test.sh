@@ -146,7 +146,8 @@ upgrade_case() {
     elif ! grep -qF "Keeping old config file as default" "$logs/upgrade.log"; then
         check_fail upgrade-conffile "dpkg did not say it kept $toml (see $logs/upgrade.log)"
     else
-        check_pass upgrade-conffile "the administrator's $toml kept, byte for byte; the new sample beside it as $toml.dpkg-dist; dpkg said: $(grep -A3 "^Configuration file '$toml'" "$logs/upgrade.log" | one_line /dev/stdin)"
+        detail="the administrator's $toml kept, byte for byte; the new sample beside it as $toml.dpkg-dist; dpkg said"
+        check_pass upgrade-conffile "$detail: $(grep -A3 "^Configuration file '$toml'" "$logs/upgrade.log" | one_line /dev/stdin)"
     fi
 
     local changed='' j
@@ -160,7 +161,8 @@ upgrade_case() {
     elif [[ $inode_now != "$cache_inode" ]]; then
         check_fail upgrade-keeps "$cache was replaced (inode $cache_inode, now ${inode_now:-none}) though nothing was fetched"
     else
-        check_pass upgrade-keeps "byte for byte: $dropin, $ca, $cache (same inode) and $state_file; fetches during the upgrade: $(($(fixture_requests app/init) - requests_before))"
+        detail="byte for byte: $dropin, $ca, $cache (same inode) and $state_file"
+        check_pass upgrade-keeps "$detail; fetches during the upgrade: $(($(fixture_requests app/init) - requests_before))"
     fi
 
     local reads
@@ -177,18 +179,22 @@ upgrade_case() {
     exe_version=$(in_container "/proc/$new_pid/exe" --version 2>&1)
     exe_inode=$(in_container stat -L -c %i "/proc/$new_pid/exe" 2>&1)
     bin_inode=$(in_container stat -c %i /usr/bin/pinkeeper 2>&1)
-    started=$(in_container journalctl -u pinkeeper "_PID=$new_pid" "PINKEEPER_VERSION=$new" -o cat --no-pager 2>/dev/null | grep -c 'pinkeeper started')
+    started=$(in_container journalctl -u pinkeeper "_PID=$new_pid" "PINKEEPER_VERSION=$new" -o cat --no-pager 2>/dev/null |
+        grep -c 'pinkeeper started')
     if [[ "$(show ActiveState)/$(show SubState)" != active/running ]]; then
         check_fail upgrade-new-binary "after the upgrade: $(show ActiveState)/$(show SubState), Result=$(show Result)"
         journal_tail 10
     elif [[ $new_pid == "$old_pid" || $exe_version != "$new" ]]; then
         check_fail upgrade-new-binary "MainPID $old_pid -> $new_pid runs '$exe_version' ($exe_path), expected a new process running $new"
     elif [[ $exe_path != /usr/bin/pinkeeper || $exe_inode != "$bin_inode" ]]; then
-        check_fail upgrade-new-binary "MainPID $new_pid runs $exe_path (inode $exe_inode), not the installed /usr/bin/pinkeeper (inode $bin_inode)"
+        check_fail upgrade-new-binary \
+            "MainPID $new_pid runs $exe_path (inode $exe_inode), not the installed /usr/bin/pinkeeper (inode $bin_inode)"
     elif ((started < 1)); then
         check_fail upgrade-new-binary "no 'pinkeeper started' entry with PINKEEPER_VERSION=$new from PID $new_pid in the journal"
     else
-        check_pass upgrade-new-binary "restarted by postinst: MainPID $old_pid ($old_exe) -> $new_pid, which runs /usr/bin/pinkeeper (the installed inode), --version $exe_version; the journal has its 'pinkeeper started' with PINKEEPER_VERSION=$new; StatusText=$(show StatusText)"
+        detail="restarted by postinst: MainPID $old_pid ($old_exe) -> $new_pid, which runs /usr/bin/pinkeeper (the installed inode)"
+        detail+=", --version $exe_version; the journal has its 'pinkeeper started' with PINKEEPER_VERSION=$new"
+        check_pass upgrade-new-binary "$detail; StatusText=$(show StatusText)"
     fi
 
     in_container dpkg -L pinkeeper >"$logs/dpkg-L.txt" 2>&1

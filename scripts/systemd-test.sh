@@ -135,7 +135,8 @@ elif [[ $cache_at_return != yes ]]; then
     check_fail start "no /var/cache/pinkeeper/$store.json when start returned: READY before the first attempt"
 else
     started=1
-    check_pass start "returned in $took ms; exec → active (READY) took $ready_after ms, covering the fixture's ${delay} s answer; cache already published; $(grep -m1 'Active:' "$logs/status-after-start.txt" | sed 's/^ *//')"
+    detail="returned in $took ms; exec → active (READY) took $ready_after ms, covering the fixture's ${delay} s answer"
+    check_pass start "$detail; cache already published; $(grep -m1 'Active:' "$logs/status-after-start.txt" | sed 's/^ *//')"
 fi
 ((started)) || journal_tail 15
 
@@ -191,7 +192,8 @@ elif [[ $active != active/running || $(show MainPID) != "$pid_before" ]]; then
 elif ! pins=$(cache_has_pins "$root/var/cache/pinkeeper/$store2.json" "$fp3" 2>&1); then
     check_fail reload "the store added by the reload was not published: ${pins:-no file}"
 else
-    check_pass reload "completed in $took ms, still active (running) as PID $pid_before; added store published ($pins); StatusText=$(show StatusText)"
+    check_pass reload \
+        "completed in $took ms, still active (running) as PID $pid_before; added store published ($pins); StatusText=$(show StatusText)"
 fi
 
 # ------------------------------------------------------------------ 9b. probes
@@ -202,7 +204,9 @@ step "probes: the certificate the fixture serves, against store $store3's pins (
 leaf_fp=$(openssl x509 -in "$FIXTURE_CA/server.pem" -outform DER | openssl dgst -sha256 -binary | base64 -w0)
 probe_route() {  # FINGERPRINT...: a challenge list pinning each for "localhost"
     local entries='' fp
-    for fp in "$@"; do entries+="${entries:+, }{\"name\": \"localhost\", \"fingerprint\": \"$fp\", \"expires\": $(($(date +%s) + 200 * 86400))}"; done
+    for fp in "$@"; do
+        entries+="${entries:+, }{\"name\": \"localhost\", \"fingerprint\": \"$fp\", \"expires\": $(($(date +%s) + 200 * 86400))}"
+    done
     printf '{"mode": "challenge", "signing_key": "%s", "fingerprints": [%s]}\n' "$FIXTURE_CA/signing.key" "$entries" \
         >"$FIXTURE_ROUTES/probed.json.tmp"
     mv -f "$FIXTURE_ROUTES/probed.json.tmp" "$FIXTURE_ROUTES/probed.json"
@@ -226,7 +230,8 @@ entries = [json.loads(l) for l in sys.stdin if l.startswith("{")]
 if len(entries) != 1: print(f"{len(entries)} entries"); sys.exit(1)
 bad = [f"{k}={entries[0].get(k)!r}" for k, v in want.items() if entries[0].get(k) != v]
 if bad: print("wrong " + ", ".join(bad)); sys.exit(1)
-print("PRIORITY=%s PINKEEPER_OUTCOME=%s PINKEEPER_LEAF_EXPIRES=%s" % (entries[0]["PRIORITY"], sys.argv[2], entries[0].get("PINKEEPER_LEAF_EXPIRES")))' \
+print("PRIORITY=%s PINKEEPER_OUTCOME=%s PINKEEPER_LEAF_EXPIRES=%s"
+      % (entries[0]["PRIORITY"], sys.argv[2], entries[0].get("PINKEEPER_LEAF_EXPIRES")))' \
             "$2" "$3" "$leaf_fp"
 }
 probe_route "$(fixture_fingerprint)"
@@ -254,7 +259,8 @@ else
     elif ! in_container pinkeeper status --store "$store3" >"$logs/status-pinned.txt" 2>&1; then
         check_fail probe "pinkeeper status exits non-zero once the probe is pinned: $(tr '\n' ' ' <"$logs/status-pinned.txt")"
     else
-        check_pass probe "unpinned ($unpinned; status exit 1), then pinned after the list update ($pinned; status exit 0); $(grep -m1 'localhost:443' "$logs/status-pinned.txt" | tr -s ' ')"
+        detail="unpinned ($unpinned; status exit 1), then pinned after the list update ($pinned; status exit 0)"
+        check_pass probe "$detail; $(grep -m1 'localhost:443' "$logs/status-pinned.txt" | tr -s ' ')"
     fi
 fi
 
@@ -290,7 +296,8 @@ elif [[ -z $inode_before || $inode_before == "$inode_after" ]]; then
 elif (($(reloads) <= before)); then
     check_fail reload-path "pins-consumer.service was not reloaded within 10 s of the publish; journal: ${ran:-nothing}"
 else
-    check_pass reload-path "$store.json renamed into place (inode $inode_before → $inode_after); pins-consumer.service reloaded ($(reloads) time(s)); journal: ${ran%;}"
+    detail="$store.json renamed into place (inode $inode_before → $inode_after)"
+    check_pass reload-path "$detail; pins-consumer.service reloaded ($(reloads) time(s)); journal: ${ran%;}"
 fi
 in_container systemctl stop "pinkeeper-reload@$store.path" pins-consumer.service
 
@@ -335,13 +342,15 @@ else
         sleep 0.25
     done
     elapsed=$((SECONDS - t0))
-    wd_journal=$(in_container journalctl -u pinkeeper --no-pager -o cat 2>/dev/null | grep -E "Watchdog timeout|Failed with result 'watchdog'" | tr '\n' ';')
+    wd_journal=$(in_container journalctl -u pinkeeper --no-pager -o cat 2>/dev/null |
+        grep -E "Watchdog timeout|Failed with result 'watchdog'" | tr '\n' ';')
     if ((!restarted)); then
         check_fail watchdog "PID $pid0 (state $stopped) not restarted within 40 s; NRestarts=$(show NRestarts), results seen:$results"
     elif [[ $wd_journal != *"Failed with result 'watchdog'"* && " $results " != *" watchdog "* ]]; then
         check_fail watchdog "restarted, but not by the watchdog (results seen:$results)"
     else
-        check_pass watchdog "PID $pid0 stopped ($stopped); restarted after ${elapsed} s as PID $(show MainPID), NRestarts $n0 → $(show NRestarts); Result seen:$results; journal: ${wd_journal%;}"
+        detail="PID $pid0 stopped ($stopped); restarted after ${elapsed} s as PID $(show MainPID), NRestarts $n0 → $(show NRestarts)"
+        check_pass watchdog "$detail; Result seen:$results; journal: ${wd_journal%;}"
     fi
 fi
 
@@ -372,7 +381,8 @@ bad = [k for k, f in want.items() if not isinstance(e.get(k), str) or not f(e[k]
 if bad:
     print("update-succeeded entry lacks or has wrong " + ", ".join(f"{k}={e.get(k)!r}" for k in bad)); sys.exit(1)
 print(f"{len(entries)} entries ({len(ok)} update-succeeded); " +
-      " ".join(f"{k}={e[k]}" for k in ("MESSAGE_ID", "PRIORITY", "SYSLOG_IDENTIFIER", "PINKEEPER_RESULT", "PINKEEPER_PINS", "PINKEEPER_NEXT_UPDATE")))
+      " ".join(f"{k}={e[k]}" for k in ("MESSAGE_ID", "PRIORITY", "SYSLOG_IDENTIFIER",
+                                         "PINKEEPER_RESULT", "PINKEEPER_PINS", "PINKEEPER_NEXT_UPDATE")))
 PY
 ); then
     check_pass journal "$verdict"

@@ -475,7 +475,8 @@ enum PinKeeperBench {
         case "outage-sweep": outageSweep(args)
         default:
             print(
-                "usage: pinkeeper-bench static|unchanged|challenge|stores|http-list|verify|fleet|outage|outage-sweep [--option value ...] (see scripts/bench.sh)"
+                "usage: pinkeeper-bench static|unchanged|challenge|stores|http-list|verify|"
+                    + "fleet|outage|outage-sweep [--option value ...] (see scripts/bench.sh)"
             )
             exit(args.command == "help" ? 0 : 2)
         }

@@ -60,7 +60,8 @@ func fleet(_ args: Arguments) {
         return t + max(catchingUp ? system.uniform(upTo: regular) : regular, floor)
     }
     print(
-        "fleet: \(hosts) hosts started in the same second, periodic_update_interval \(policy.periodicUpdateInterval) s, \(hours) h simulated, requests per minute"
+        "fleet: \(hosts) hosts started in the same second, periodic_update_interval \(policy.periodicUpdateInterval) s"
+            + ", \(hours) h simulated, requests per minute"
     )
     func report(_ name: String, _ r: FleetResult) {
         let all = 0..<minutes, afterStart = 1..<minutes, lastHalf = (minutes / 2)..<minutes

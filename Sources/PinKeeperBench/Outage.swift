@@ -246,7 +246,9 @@ func outage(_ args: Arguments) {
 private func report(_ figures: OutageFigures, _ setup: OutageSetup) {
     let policy = setup.policy
     print(
-        "outage: \(setup.hosts) hosts, periodic_update_interval \(policy.periodicUpdateInterval) s, retry_min \(policy.retryMin) s, retry_max \(policy.retryMax) s, service down \(setup.outageSeconds / 3_600) h (\(setup.answer)) after \(setup.beforeSeconds / 3_600) h"
+        "outage: \(setup.hosts) hosts, periodic_update_interval \(policy.periodicUpdateInterval) s"
+            + ", retry_min \(policy.retryMin) s, retry_max \(policy.retryMax) s"
+            + ", service down \(setup.outageSeconds / 3_600) h (\(setup.answer)) after \(setup.beforeSeconds / 3_600) h"
     )
     if let share = setup.jitterShare {
         print(cFormat("(retries with %.2f of each step random, a comparison: not the product's Backoff)", share))
@@ -292,10 +294,14 @@ func outageSweep(_ args: Arguments) {
     base.afterSeconds = 0
     base.recordDefaultWindows()
     print(
-        "outage-sweep: \(base.hosts) hosts, periodic_update_interval \(base.policy.periodicUpdateInterval) s, service down \(base.outageSeconds / 3_600) h, seeds \(seeds.map(String.init).joined(separator: ",")); peaks / steady mean, per minute; per 10 minutes (median over the seeds)"
+        "outage-sweep: \(base.hosts) hosts, periodic_update_interval \(base.policy.periodicUpdateInterval) s"
+            + ", service down \(base.outageSeconds / 3_600) h, seeds \(seeds.map(String.init).joined(separator: ","))"
+            + "; peaks / steady mean, per minute; per 10 minutes (median over the seeds)"
     )
     print(
-        "| answer during the outage | retry_min | retry_max | steady window's own max (noise) | peak during | peak after (goal ≤ 3) | peak after, range over the seeds | 99 % of the fleet fresh after (goal ≤ 2 × retry_max) |"
+        "| answer during the outage | retry_min | retry_max | steady window's own max (noise)"
+            + " | peak during | peak after (goal ≤ 3) | peak after, range over the seeds"
+            + " | 99 % of the fleet fresh after (goal ≤ 2 × retry_max) |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for answer in answers {
@@ -318,7 +324,9 @@ func outageSweep(_ args: Arguments) {
                 let met = median(\.after.tenMinutes) <= 3 && median(\.after.minute) <= 3 ? " ✔" : " ✘"
                 let fresh = median(\.fleetP99)
                 print(
-                    "| \(answer) | \(retryMin) s | \(retryMax / 60) min | \(pair(\.noise)) | \(pair(\.during)) | \(pair(\.after))\(met) | \(range) | \(seconds(fresh)) / \(2 * retryMax) s\(fresh <= 2 * retryMax ? " ✔" : " ✘") |"
+                    "| \(answer) | \(retryMin) s | \(retryMax / 60) min | \(pair(\.noise)) | \(pair(\.during))"
+                        + " | \(pair(\.after))\(met)"
+                        + " | \(range) | \(seconds(fresh)) / \(2 * retryMax) s\(fresh <= 2 * retryMax ? " ✔" : " ✘") |"
                 )
                 fflush(nil)  // each row as it comes: the sweep takes minutes
             }

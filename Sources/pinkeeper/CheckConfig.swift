@@ -23,7 +23,8 @@ struct CheckConfig: ParsableCommand {
             let proxy = store.policy.proxy == .environment ? "" : ", proxy \(store.policy.proxy.redacted)"
             let authoritative = store.policy.authoritative ? ", authoritative" : ""
             print(
-                "store \(store.id): \(store.mode.rawValue) \(store.url) (\(keys), every \(store.policy.periodicUpdateInterval)s\(proxy)\(authoritative))"
+                "store \(store.id): \(store.mode.rawValue) \(store.url) (\(keys)"
+                    + ", every \(store.policy.periodicUpdateInterval)s\(proxy)\(authoritative))"
             )
             for target in store.probe.targets {
                 print("  probe \(target.id)\(target.connectTo.map { " via \($0)" } ?? "") every \(store.probe.interval)s")

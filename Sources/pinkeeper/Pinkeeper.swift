@@ -22,8 +22,10 @@ struct GlobalOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help:
-            "Log lines on stderr as logfmt or json (default: log_format in the configuration, else logfmt); not used when stderr is the journal."
+        help: """
+            Log lines on stderr as logfmt or json (default: log_format in the configuration, else logfmt)\
+            ; not used when stderr is the journal.
+            """
     )
     var logFormat: LogFormat?
 

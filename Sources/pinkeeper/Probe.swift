@@ -32,7 +32,8 @@ struct Probe: AsyncParsableCommand {
             .filter { !$0.probe.targets.isEmpty }
         guard !selected.isEmpty else {
             StandardError.write(
-                "pinkeeper: no probe targets in \(global.configPath); list hosts with probe = [\"api.example.com\"] in a store or in [defaults]\n"
+                "pinkeeper: no probe targets in \(global.configPath)"
+                    + "; list hosts with probe = [\"api.example.com\"] in a store or in [defaults]\n"
             )
             throw ExitCode(64)
         }

@@ -114,7 +114,8 @@ struct ConfigTests {
             """) + store("shop", publicKey: "[\"\(Vectors.keyABase64)\", \"\(keyB)\"]")
 
     static let fallbackList =
-        #"{"fingerprints":[{"name":"api.example.com","fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":4102444800,"signature":""}]}"#
+        #"{"fingerprints":[{"name":"api.example.com","#
+        + #""fingerprint":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","expires":4102444800,"signature":""}]}"#
 
     @Test func fullConfigurationWithDefaultsAndOverrides() throws {
         let loaded = try Self.load(Self.fullConfig, files: ["banking-fallback.json": Self.fallbackList, "internal-ca.pem": "pem"])

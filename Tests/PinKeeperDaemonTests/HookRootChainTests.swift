@@ -47,7 +47,8 @@ struct HookRootChainTests {
         let relative = String(script.dropFirst())  // tmp/…/app/hook.sh, from /
         #expect(
             HookTrust.problem(argv: ["/bin/sh", relative])
-                == "its argument \(relative) (\(script) from the hook's working directory /): the directory \(directory) is owned by uid 65534, not root"
+                == "its argument \(relative) (\(script) from the hook's working directory /)"
+                + ": the directory \(directory) is owned by uid 65534, not root"
         )
         let trusted = try scratch.program("trusted.sh", mode: 0o644)
         #expect(HookTrust.problem(argv: ["/bin/sh", String(trusted.dropFirst())]) == nil)
@@ -78,7 +79,8 @@ struct HookRootChainTests {
         let later = sticky + "/hook.sh"
         #expect(
             HookTrust.problem(argv: ["/bin/sh", later])
-                == "its argument \(later): it does not exist, and the directory \(sticky) where it would appear is writable by its group and other users"
+                == "its argument \(later): it does not exist"
+                + ", and the directory \(sticky) where it would appear is writable by its group and other users"
         )
         // Missing below a directory only root can write: nobody else can create it.
         #expect(HookTrust.problem(argv: ["/usr/bin/true", root + "/not-there"]) == nil)

@@ -13,11 +13,13 @@ struct ListDigestTests {
     static func entry(_ name: String, _ byte: UInt8, expires: Int64 = 4_102_444_800, depth: Int? = nil) -> String {
         let depthMember = depth.map { #", "depth": \#($0)"# } ?? ""
         return
-            #"{"name": \#(jsonString(name)), "fingerprint": "\#(Data(repeating: byte, count: 32).base64EncodedString())", "expires": \#(expires)\#(depthMember)}"#
+            #"{"name": \#(jsonString(name)), "fingerprint": "\#(Data(repeating: byte, count: 32).base64EncodedString())""#
+            + #", "expires": \#(expires)\#(depthMember)}"#
     }
 
     static func list(_ entries: [String], timestamp: Int64 = 1_760_000_000, domains: String? = nil) -> String {
-        #"{"timestamp": \#(timestamp), "fingerprints": [\#(entries.joined(separator: ", "))]\#(domains.map { #", "domainsConfig": \#($0)"# } ?? "")}"#
+        #"{"timestamp": \#(timestamp), "fingerprints": [\#(entries.joined(separator: ", "))]"#
+            + #"\#(domains.map { #", "domainsConfig": \#($0)"# } ?? "")}"#
     }
 
     static func digest(_ json: String, mode: ListMode = .challenge) throws -> String {
@@ -44,10 +46,14 @@ struct ListDigestTests {
     }
 
     static let domains =
-        #"{"sslPinningRequiredForUnlisted": true, "domains": [{"name": "Free.Example.com", "sslPinningRequired": false}, {"name": "free.example.COM", "sslPinningRequired": true}, {"name": "pay.example.com", "sslPinningRequired": true}]}"#
+        #"{"sslPinningRequiredForUnlisted": true, "domains": [{"name": "Free.Example.com", "sslPinningRequired": false}"#
+        + #", {"name": "free.example.COM", "sslPinningRequired": true}"#
+        + #", {"name": "pay.example.com", "sslPinningRequired": true}]}"#
 
     static let swappedDomains =
-        #"{"sslPinningRequiredForUnlisted": true, "domains": [{"name": "free.example.COM", "sslPinningRequired": true}, {"name": "Free.Example.com", "sslPinningRequired": false}, {"name": "pay.example.com", "sslPinningRequired": true}]}"#
+        #"{"sslPinningRequiredForUnlisted": true, "domains": [{"name": "free.example.COM", "sslPinningRequired": true}"#
+        + #", {"name": "Free.Example.com", "sslPinningRequired": false}"#
+        + #", {"name": "pay.example.com", "sslPinningRequired": true}]}"#
 
     /// Lists that exercise every part of the serialization: names with spaces, line feeds, non-ASCII
     /// letters and names that are prefixes of others, duplicates, depth, expired entries, domains
@@ -74,7 +80,9 @@ struct ListDigestTests {
     func sameContentSameDigest() throws {
         let a = Self.list([Self.entry("api.example.com", 1), Self.entry("cdn.example.com", 2)], timestamp: 1, domains: Self.domains)
         let reordered =
-            #"{"sslPinningRequiredForUnlisted": true, "domains": [{"name": "pay.example.com", "sslPinningRequired": true}, {"name": "free.example.com", "sslPinningRequired": false}, {"name": "FREE.example.com", "sslPinningRequired": true}]}"#
+            #"{"sslPinningRequiredForUnlisted": true, "domains": [{"name": "pay.example.com", "sslPinningRequired": true}"#
+            + #", {"name": "free.example.com", "sslPinningRequired": false}"#
+            + #", {"name": "FREE.example.com", "sslPinningRequired": true}]}"#
         let b = Self.list(
             [Self.entry("cdn.example.com", 2), Self.entry("api.example.com", 1), Self.entry("cdn.example.com", 2)], timestamp: 2,
             domains: reordered)

@@ -87,7 +87,8 @@ struct LogInjectionTests {
         #expect(entry["PINKEEPER_REASON"] == "the entry '\(Self.hostileEscaped)' (expires 1) has no signature")
         #expect(
             entry["MESSAGE"]
-                == "update failed name=\"\(Self.hostileEscaped)\" reason=\"the entry '\(Self.hostileEscaped)' (expires 1) has no signature\" store=s"
+                == "update failed name=\"\(Self.hostileEscaped)\" reason=\"the entry '\(Self.hostileEscaped)'"
+                + " (expires 1) has no signature\" store=s"
         )
         #expect(entry.fields.allSatisfy { !Self.hasControl($0.1) })
         // And the bytes handed to libsystemd are those fields, with nothing after them.

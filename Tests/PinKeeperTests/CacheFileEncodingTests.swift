@@ -105,11 +105,14 @@ struct CacheFileEncodingTests {
         let expected = """
             {
               "fingerprints": [
-                {"name": "api.example.com", "fingerprint": "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=", "expires": 4102444800, "signature": "MEUCIQ==", "key": "0123456789abcdef"},
+                {"name": "api.example.com", "fingerprint": "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",\
+             "expires": 4102444800, "signature": "MEUCIQ==", "key": "0123456789abcdef"},
                 {"name": "cdn.example.com", "fingerprint": "/v7+/v7+/v7+/v7+/v7+/v7+/v7+/v7+/v7+/v7+/v4=", "expires": -5, "depth": 1}
               ],
-              "domainsConfig": {"sslPinningRequiredForUnlisted": true, "domains": [{"name": "x.example", "sslPinningRequired": false}], "key": "k"},
-              "pinkeeper": {"format": 1, "store": "s1", "mode": "challenge", "source": "https://pins.example/list", "updated": 1700000000, "nextUpdate": 1700086400}
+              "domainsConfig": {"sslPinningRequiredForUnlisted": true,\
+             "domains": [{"name": "x.example", "sslPinningRequired": false}], "key": "k"},
+              "pinkeeper": {"format": 1, "store": "s1", "mode": "challenge",\
+             "source": "https://pins.example/list", "updated": 1700000000, "nextUpdate": 1700086400}
             }
 
             """

@@ -186,11 +186,15 @@ enum Generated {
     static let smallCacheFile = Data(
         """
         {"fingerprints": [
-          {"name": "api.example.com", "fingerprint": "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=", "expires": 1790000000, "key": "3f1c0c6a9b2e4d71"},
-          {"name": "api.example.com", "fingerprint": "AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=", "expires": 1780000000, "depth": 1, "signature": "c2ln"}
+          {"name": "api.example.com", "fingerprint": "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",\
+         "expires": 1790000000, "key": "3f1c0c6a9b2e4d71"},
+          {"name": "api.example.com", "fingerprint": "AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=",\
+         "expires": 1780000000, "depth": 1, "signature": "c2ln"}
         ],
-        "domainsConfig": {"sslPinningRequiredForUnlisted": true, "domains": [{"name": "api.example.com", "sslPinningRequired": false}], "key": "3f1c0c6a9b2e4d71"},
-        "pinkeeper": {"format": 1, "store": "banking", "mode": "challenge", "source": "https://mus.example.com/app/init?appName=banking", "updated": 1763770000, "nextUpdate": 1764374800}}
+        "domainsConfig": {"sslPinningRequiredForUnlisted": true,\
+         "domains": [{"name": "api.example.com", "sslPinningRequired": false}], "key": "3f1c0c6a9b2e4d71"},
+        "pinkeeper": {"format": 1, "store": "banking", "mode": "challenge",\
+         "source": "https://mus.example.com/app/init?appName=banking", "updated": 1763770000, "nextUpdate": 1764374800}}
 
         """.utf8)
 

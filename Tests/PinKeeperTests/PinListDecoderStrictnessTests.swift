@@ -229,7 +229,8 @@ struct PinListDecoderStrictnessTests {
             #"{"fingerprints":[{"name":"a","fingerprint":"x","expires":1},{"name":1,"fingerprint":"x","expires":1}]}"#,
             #"{"domainsConfig":1,"fingerprints":[{"expires":"x","fingerprint":"x"}]}"#,
             #"{"fingerprints":[{"name":"a","fingerprint":"x","expires":1,"depth":-1}],"domainsConfig":{"domains":[1]}}"#,
-            #"{"fingerprints":[{"name":"a","fingerprint":"\#(Self.digest)","expires":1,"depth":-1},{"name":"a","fingerprint":"x","expires":1}]}"#,
+            #"{"fingerprints":[{"name":"a","fingerprint":"\#(Self.digest)","expires":1,"depth":-1}"#
+                + #",{"name":"a","fingerprint":"x","expires":1}]}"#,
         ]
         for text in cases {
             let data = Data(text.utf8)

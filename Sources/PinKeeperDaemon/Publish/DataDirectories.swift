@@ -28,7 +28,8 @@ public enum DataDirectories {
         guard info.st_mode & S_IFMT == S_IFDIR else { throw problem("is not a directory") }
         if let owner = AtomicWriter.foreignOwner(info.st_uid) {
             throw problem(
-                "is refused: it is owned by \(owner), who could replace the files in it (\(ownershipFix), or remove it and let pinkeeper create it)"
+                "is refused: it is owned by \(owner), who could replace the files in it"
+                    + " (\(ownershipFix), or remove it and let pinkeeper create it)"
             )
         }
         let mode = "mode 0" + String(info.st_mode & 0o7777, radix: 8)

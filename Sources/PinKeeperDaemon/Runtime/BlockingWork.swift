@@ -23,7 +23,8 @@ enum BlockingWork {
         let status = spawn(Work(name: name, body: work))
         guard status == 0 else {
             StandardError.write(
-                "pinkeeper: cannot start thread \(name): \(String(cString: strerror(status))); check the task limit (TasksMax=, ulimit -u)\n"
+                "pinkeeper: cannot start thread \(name): \(String(cString: strerror(status)))"
+                    + "; check the task limit (TasksMax=, ulimit -u)\n"
             )
             exit(71)
         }

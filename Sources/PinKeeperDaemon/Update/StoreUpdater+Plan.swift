@@ -119,7 +119,8 @@ extension StoreUpdater {
             guard store.mode == .static else {
                 throw UpdateFailure(
                     .invalidData,
-                    "a challenge-mode store takes no list from a file: only the server's signature over a fresh challenge shows a list is current"
+                    "a challenge-mode store takes no list from a file"
+                        + ": only the server's signature over a fresh challenge shows a list is current"
                 )
             }
             return (

@@ -185,7 +185,8 @@ struct ChangeHookTests {
         #expect(result.status == 78)
         #expect(
             result.stderr
-                == "pinkeeper: \(config): store 'a': key 'on_change': the program \"reload-pins\" must be an absolute path (no PATH search, no shell)\n"
+                == "pinkeeper: \(config): store 'a': key 'on_change': the program \"reload-pins\""
+                + " must be an absolute path (no PATH search, no shell)\n"
         )
     }
 

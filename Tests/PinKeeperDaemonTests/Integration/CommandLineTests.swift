@@ -39,7 +39,8 @@ struct CommandLineTests {
         #expect(result.status == 71, "\(result.stderr)")
         #expect(
             result.stderr
-                == "pinkeeper: cannot create the sleep timer (timerfd, eventfd): Too many open files; check the open-file limit (LimitNOFILE=)\n"
+                == "pinkeeper: cannot create the sleep timer (timerfd, eventfd): Too many open files"
+                + "; check the open-file limit (LimitNOFILE=)\n"
         )
     }
 

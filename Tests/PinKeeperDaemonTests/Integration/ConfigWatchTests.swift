@@ -83,7 +83,10 @@ struct ConfigWatchTests {
     }
 
     @Test(
-        "on a host: a file renamed over the main file, a new drop-in and one rewritten in place are each noticed; a burst is one reload; other files are not"
+        """
+        on a host: a file renamed over the main file, a new drop-in and one rewritten in place are each noticed\
+        ; a burst is one reload; other files are not
+        """
     )
     func hostEdits() throws {
         let directory = sandbox.root.appendingPathComponent("etc")

@@ -51,7 +51,10 @@ struct ProxyTests {
     }
 
     @Test(
-        "proxy in [defaults]: the list comes through the CONNECT tunnel with Basic auth; the environment's proxy and no_proxy change nothing; the password is never shown"
+        """
+        proxy in [defaults]: the list comes through the CONNECT tunnel with Basic auth\
+        ; the environment's proxy and no_proxy change nothing; the password is never shown
+        """
     )
     func configuredProxy() throws {
         let server = try FixtureServer(), sandbox = try Sandbox()

@@ -17,12 +17,14 @@ struct ServedListTests {
     }
 
     static func entry(_ name: String, _ byte: UInt8, expires: Int64 = Lists.future, depth: Int = 0) -> String {
-        #"{"name":"\#(name)","fingerprint":"\#(Lists.fingerprint(byte))","expires":\#(expires)\#(depth == 0 ? "" : #","depth":\#(depth)"#)}"#
+        #"{"name":"\#(name)","fingerprint":"\#(Lists.fingerprint(byte))""#
+            + #","expires":\#(expires)\#(depth == 0 ? "" : #","depth":\#(depth)"#)}"#
     }
 
     /// A MUS body written out, so that order and timestamp are the test's to choose.
     static func body(timestamp: Int64, _ entries: [String]) -> String {
-        #"{"timestamp":\#(timestamp),"fingerprints":[\#(entries.joined(separator: ","))],"domainsConfig":{"sslPinningRequiredForUnlisted":true,"domains":[]}}"#
+        #"{"timestamp":\#(timestamp),"fingerprints":[\#(entries.joined(separator: ","))]"#
+            + #","domainsConfig":{"sslPinningRequiredForUnlisted":true,"domains":[]}}"#
     }
 
     func serve(_ body: String) throws {

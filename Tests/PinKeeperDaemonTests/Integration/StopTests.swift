@@ -101,7 +101,8 @@ struct StopTests {
         let status = daemon.waitForExit(timeout: 10)
         let elapsed = Date().timeIntervalSince(sent)
         print(
-            "pinkeeper run, SIGTERM mid-\(work.rawValue), \(start.testDescription): exit \(status.map(String.init) ?? "none") after \(Int(elapsed * 1000)) ms"
+            "pinkeeper run, SIGTERM mid-\(work.rawValue), \(start.testDescription)"
+                + ": exit \(status.map(String.init) ?? "none") after \(Int(elapsed * 1000)) ms"
         )
         #expect(status == 0, "\(daemon.stderr)")
         #expect(elapsed < 2, "took \(elapsed) s")

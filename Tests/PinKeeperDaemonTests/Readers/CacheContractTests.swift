@@ -276,7 +276,8 @@ struct CacheContractTests {
         let fallback = directory.appendingPathComponent("fallback.json")
         try Data(
             """
-            {"fingerprints": [{"name": "api.example.com", "fingerprint": "\(Lists.fingerprint(6))", "expires": \(Lists.future), "signature": ""}]}
+            {"fingerprints": [{"name": "api.example.com", "fingerprint": "\(Lists.fingerprint(6))",\
+             "expires": \(Lists.future), "signature": ""}]}
             """.utf8
         ).write(to: fallback)
         func run(_ arguments: [String]) -> Int32 {

@@ -119,7 +119,8 @@ enum OpenSSL {
             work=$(mktemp -d "$out/.work.XXXXXX"); trap 'rm -rf "$work"' EXIT
             openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/other.key" 2>/dev/null
             openssl req -new -key "$work/other.key" -subj /CN=localhost -out "$work/other.csr" 2>/dev/null
-            printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$work/ext"
+            printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n\#
+            extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$work/ext"
             openssl x509 -req -in "$work/other.csr" -CA "$ca/ca.pem" -CAkey "$ca/ca.key" -set_serial "0x$(openssl rand -hex 16)" \
                 -days 30 -sha256 -extfile "$work/ext" -out "$work/other.pem" 2>/dev/null
             cat "$ca/server.pem" "$ca/ca.pem" >"$work/chained.pem"

@@ -18,7 +18,8 @@ consult the leaf's common name beside it; this example answers for the host alon
 are Wultra's: a name outside the expected names is untrusted; then a listed domain in
 domainsConfig that does not require pinning is trusted; only unexpired entries for this name
 and depth count; any matching fingerprint wins; none live is "empty". Names compare by Unicode
-code points, ASCII letters case-insensitively (str.lower() would also fold other letters). In a static-mode file ("mode": "static") only name, fingerprint
+code points, ASCII letters case-insensitively (str.lower() would also fold other letters). \
+In a static-mode file ("mode": "static") only name, fingerprint
 and expires are signed: domainsConfig is ignored and entries with a depth are skipped.
 Standard library only.
 """

@@ -38,6 +38,8 @@ release: deps
 # manifests against the API schemas (k8s-check).
 test: deps
 	scripts/check-no-foundation.sh
+	scripts/check-limits.py
+	scripts/check-limits.py --self-test
 	scripts/check-layers.py
 	scripts/check-layers.py --self-test
 	scripts/check-cache-fields.py

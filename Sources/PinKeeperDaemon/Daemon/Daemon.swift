@@ -104,27 +104,7 @@ struct DaemonLoop {
     var logger: Logger { daemon.logger }
 
     mutating func run(events: AsyncStream<Daemon.Event>) async {
-        let now = daemon.clock.now()
-        var urgent: [StoreConfig] = []
-        for store in config.stores {
-            // A removed key's pins go before anything else happens: the store is updated at once,
-            // and the update publishes the reduced file under the store's lock before it fetches.
-            let reconcile = updater.reconcileCheck(store, now: now).needed
-            var (dueAt, hasPins) = load(store, now: now)
-            if reconcile { dueAt = now }
-            due[store.id] = dueAt
-            // READY also waits for a removed key's pins to leave the file.
-            if (!hasPins && dueAt <= now) || reconcile { urgent.append(store) }
-        }
-        if updater.envoy != nil { for store in config.stores { secretsDue[store.id] = now } }
-        logger.info(
-            "pinkeeper started",
-            metadata: [
-                "version": "\(PinKeeperVersion.string)", "stores": "\(config.stores.count)", "cache_directory": "\(config.cacheDirectory)",
-            ])
-        // READY waits for one attempt at every store that has nothing valid to offer readers.
-        if urgent.isEmpty { becomeReady() } else { startPass(urgent) }
-
+        start()
         var iterator = events.makeAsyncIterator()
         while true {
             if ready && pass == nil && !stopping { startDuePass() }
@@ -165,6 +145,31 @@ struct DaemonLoop {
                 finishReload(read)
             }
         }
+    }
+
+    /// Every store's due time from its files; READY at once, or after a first pass over the
+    /// stores that have nothing valid to offer readers.
+    private mutating func start() {
+        let now = daemon.clock.now()
+        var urgent: [StoreConfig] = []
+        for store in config.stores {
+            // A removed key's pins go before anything else happens: the store is updated at once,
+            // and the update publishes the reduced file under the store's lock before it fetches.
+            let reconcile = updater.reconcileCheck(store, now: now).needed
+            var (dueAt, hasPins) = load(store, now: now)
+            if reconcile { dueAt = now }
+            due[store.id] = dueAt
+            // READY also waits for a removed key's pins to leave the file.
+            if (!hasPins && dueAt <= now) || reconcile { urgent.append(store) }
+        }
+        if updater.envoy != nil { for store in config.stores { secretsDue[store.id] = now } }
+        logger.info(
+            "pinkeeper started",
+            metadata: [
+                "version": "\(PinKeeperVersion.string)", "stores": "\(config.stores.count)", "cache_directory": "\(config.cacheDirectory)",
+            ])
+        // READY waits for one attempt at every store that has nothing valid to offer readers.
+        if urgent.isEmpty { becomeReady() } else { startPass(urgent) }
     }
 
     // MARK: Passes

@@ -161,14 +161,17 @@ class CacheFile {
   }
 
   /**
-   * The metadata is read first: a file of another format or mode may hold anything else, and is
-   * refused as such (unsupported-format), never read as this format.
+   * As every reader orders the refusals (Swift's decoder is the reference): a wrong type or value
+   * anywhere (invalid-content) before a missing `pinkeeper` (missing-metadata), before a format or
+   * mode this reader does not read (unsupported-format). A file of an unknown mode is refused
+   * either way, never read as another mode.
    * @param {Uint8Array} data
    */
   static parse(data) {
     const document = parseStrictJSON(data);
-    const metadata = readMetadata(asObject(document, 'the document'));
-    return new CacheFile(pinListFromDocument(document), metadata);
+    const root = asObject(document, 'the document');
+    const list = pinListFromDocument(document);
+    return new CacheFile(list, readMetadata(root));
   }
 }
 
@@ -177,22 +180,23 @@ function readMetadata(root) {
   const metadata = member(root, 'pinkeeper', 'pinkeeper', { required: false });
   if (metadata === undefined) throw new PinListError('the "pinkeeper" metadata object is missing', 'missing-metadata');
   asObject(metadata, 'pinkeeper');
-  const format = integer(metadata, 'format', 'pinkeeper.format');
-  if (format !== FORMAT_VERSION) {
-    throw new PinListError(`pinkeeper.format ${format} is not a format this reader reads (1)`, 'unsupported-format');
-  }
-  const mode = optionalString(metadata, 'mode', 'pinkeeper.mode') ?? null;
-  if (mode !== null && !MODES.includes(mode)) {
-    throw new PinListError(`pinkeeper.mode '${escaped(mode)}' is not a mode this reader reads (static, challenge)`, 'unsupported-format');
-  }
-  return Object.freeze({
-    format,
+  // Every member's type first: a wrong type is invalid-content whatever the format says.
+  const read = Object.freeze({
+    format: integer(metadata, 'format', 'pinkeeper.format'),
     store: string(metadata, 'store', 'pinkeeper.store'),
     source: string(metadata, 'source', 'pinkeeper.source'),
     updated: integer(metadata, 'updated', 'pinkeeper.updated'),
     nextUpdate: integer(metadata, 'nextUpdate', 'pinkeeper.nextUpdate'),
-    mode,
+    mode: optionalString(metadata, 'mode', 'pinkeeper.mode') ?? null,
   });
+  if (read.format !== FORMAT_VERSION) {
+    throw new PinListError(`pinkeeper.format ${read.format} is not a format this reader reads (1)`, 'unsupported-format');
+  }
+  if (read.mode !== null && !MODES.includes(read.mode)) {
+    throw new PinListError(
+      `pinkeeper.mode '${escaped(read.mode)}' is not a mode this reader reads (static, challenge)`, 'unsupported-format');
+  }
+  return read;
 }
 
 module.exports = { CacheFile, DomainsConfig, parsePinList, decodeDigest };

@@ -122,8 +122,9 @@ test('fields of the wrong type are named', () => {
   refused('fingerprints[0].key appears more than once', documentWith(`${ENTRY}, "key": "a", "k\\u0065y": "b"`));
   refused('domainsConfig.key is not a string',
     documentWith(ENTRY, '"domainsConfig": {"sslPinningRequiredForUnlisted": true, "domains": [], "key": {}}, '));
-  // A file of another format is refused as such, whatever else it holds.
-  refused('pinkeeper.format 2 is not a format', `{"fingerprints": 7, ${META.replace('"format": 1', '"format": 2')}}`);
+  // A wrong type anywhere comes before a format this reader does not read, as in every reader
+  // (the conformance table's refusal-order cases).
+  refused('fingerprints is not an array', `{"fingerprints": 7, ${META.replace('"format": 1', '"format": 2')}}`);
   refused('the document is not an object', '[]');
   // null where a member is optional is as absent
   const nulls = documentWith(`${ENTRY}, "depth": null, "signature": null, "key": null`, '"domainsConfig": null, ');

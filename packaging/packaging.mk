@@ -161,13 +161,17 @@ deb: packaging-deps
 	  echo "packaging/debian/changelog is at $(PK_CHANGELOG) but Version.swift says $(PK_VERSION):" \
 	       "add a changelog entry (dch -c packaging/debian/changelog -v $(PK_VERSION))" >&2; exit 1; fi
 	rm -rf $(PK_DEBOUT)/pinkeeper-$(PK_VERSION) $(PK_DEBOUT)/pinkeeper_$(PK_VERSION)_* \
-	  $(PK_DEBOUT)/pinkeeper-dbgsym_$(PK_VERSION)_*
+	  $(PK_DEBOUT)/pinkeeper-dbgsym_$(PK_VERSION)_* $(PK_DEBOUT)/libpinkeeper*_$(PK_VERSION)_*
 	mkdir -p $(PK_DEBOUT)/pinkeeper-$(PK_VERSION)
 	cp -a $(PK_TOP)/packaging/debian $(PK_DEBOUT)/pinkeeper-$(PK_VERSION)/debian
 	cd $(PK_DEBOUT)/pinkeeper-$(PK_VERSION) && \
 	  env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PINKEEPER_TOPDIR=$(PK_TOP) \
 	  dpkg-buildpackage --build=binary --no-sign
 	lintian --fail-on error,warning $(PK_DEBOUT)/pinkeeper_$(PK_VERSION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb
+	lintian --fail-on error,warning $(PK_DEBOUT)/libpinkeeper0_$(PK_VERSION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb \
+	  $(PK_DEBOUT)/libpinkeeper-dev_$(PK_VERSION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb
+	@# The C examples built from the two library packages alone, with pkg-config, and run.
+	$(PK_TOP)/scripts/check-libpinkeeper-debs.sh $(PK_DEBOUT) $(PK_VERSION)
 	@echo "built $(PK_DEBOUT)/pinkeeper_$(PK_VERSION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb"
 
 # The same tree packaged as $(PK_OLDER_VERSION), built by `make deb` in a mirror of the tree

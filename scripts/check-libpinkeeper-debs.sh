@@ -15,15 +15,20 @@ trap 'rm -rf "$root"' EXIT
 for package in libpinkeeper0 libpinkeeper-dev; do
     dpkg-deb -x "$debs/${package}_${version}_${arch}.deb" "$root"
 done
-export PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root/usr/lib/$multiarch/pkgconfig
+# The package's .pc file read as if the scratch root were /: its /usr paths are moved under it
+# (kept, though they are the system's usual ones), and OpenSSL's .pc files come from the system.
+export PKG_CONFIG_PATH=$root/usr/lib/$multiarch/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
+export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
 flags=$(pkg-config --cflags --libs pinkeeper)
+[[ $flags == *"$root"* ]] || { echo "FAIL pkg-config did not take pinkeeper from the package: $flags"; exit 1; }
 mkdir -p "$root/cache"
 status=0
 for example in pinned-get-openssl pinned-get-curl; do
-    extra=""
-    [[ $example == pinned-get-curl ]] && extra=$(pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+    # The examples call OpenSSL (and libcurl) themselves, as the tests build them (readers/c/c.mk).
+    extra="-lssl -lcrypto"
+    [[ $example == pinned-get-curl ]] && extra="$extra -lcurl"
     # shellcheck disable=SC2086  # the flags are words
-    cc -std=c11 -Wall -Wextra -Werror -o "$root/$example" "docs/examples/c/$example.c" $flags $extra \
+    cc -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -o "$root/$example" "docs/examples/c/$example.c" $flags $extra \
         -Wl,-rpath,"$root/usr/lib/$multiarch"
     set +e
     output=$("$root/$example" --cache-directory "$root/cache" --store demo https://127.0.0.1:9/ 2>&1)

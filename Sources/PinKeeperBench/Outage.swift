@@ -320,7 +320,8 @@ func outageSweep(_ args: Arguments) {
                     cFormat("%.2f; %.2f", median { peak($0).minute }, median { peak($0).tenMinutes })
                 }
                 let (afterMinute, afterTen) = (runs.map(\.after.minute), runs.map(\.after.tenMinutes))
-                let range = cFormat("%.2f – %.2f; %.2f – %.2f", afterMinute.min()!, afterMinute.max()!, afterTen.min()!, afterTen.max()!)
+                let range = cFormat(
+                    "%.2f – %.2f; %.2f – %.2f", afterMinute.min()!, afterMinute.max()!, afterTen.min()!, afterTen.max()!)
                 let met = median(\.after.tenMinutes) <= 3 && median(\.after.minute) <= 3 ? " ✔" : " ✘"
                 let fresh = median(\.fleetP99)
                 print(

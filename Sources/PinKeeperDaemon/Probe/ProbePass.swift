@@ -9,10 +9,15 @@ public enum ProbePass {
     public static func run(_ stores: [StoreConfig], prober: Prober, concurrency: Int = Configuration.defaultConcurrency) async -> [Result] {
         let jobs = stores.flatMap { store in store.probe.targets.map { (store, $0) } }
         // One trust store per CA file (nil: the system's) for the whole pass: loading it costs
-        // more than the handshake.
-        var trust: [String?: Swift.Result<TLSClientContext, TLSConnectError>] = [:]
-        for caFile in Set(stores.filter { !$0.probe.targets.isEmpty }.map(\.probe.caFile)) {
-            trust[caFile] = Swift.Result { () throws(TLSConnectError) in try TLSClientContext(caFile: caFile) }
+        // more than the handshake. It reads files, so on a thread of its own (`BlockingWork`):
+        // a stalled disk must not hold the cooperative pool, and with it the watchdog pings.
+        let caFiles = Set(stores.filter { !$0.probe.targets.isEmpty }.map(\.probe.caFile))
+        let trust = await BlockingWork.run { () -> [String?: Swift.Result<TLSClientContext, TLSConnectError>] in
+            var loaded: [String?: Swift.Result<TLSClientContext, TLSConnectError>] = [:]
+            for caFile in caFiles {
+                loaded[caFile] = Swift.Result { () throws(TLSConnectError) in try TLSClientContext(caFile: caFile) }
+            }
+            return loaded
         }
         return await withTaskGroup(of: (Int, ProbeRecord).self) { group in
             var records = [ProbeRecord?](repeating: nil, count: jobs.count)

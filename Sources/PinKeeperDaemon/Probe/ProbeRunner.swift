@@ -27,6 +27,15 @@ public struct ProbeRunner: Sendable {
     public func probe(_ stores: [StoreConfig], concurrency: Int) async -> [String: StoreProbes] {
         let results = await ProbePass.run(stores, prober: prober, concurrency: concurrency)
         guard !Task.isCancelled else { return [:] }
+        // Reading and writing `<store>.probes.json` is file work: on a thread of its own
+        // (`BlockingWork`), so that a stalled disk holds neither the cooperative pool nor the
+        // watchdog pings. Once started it records every store, even if shutdown comes meanwhile.
+        return await BlockingWork.run { [self] in recordResults(results, of: stores) }
+    }
+
+    /// Each store's results with their `since` carried over, logged when an outcome changed,
+    /// and saved with the store's next probe time.
+    private func recordResults(_ results: [ProbePass.Result], of stores: [StoreConfig]) -> [String: StoreProbes] {
         let now = prober.clock.now()
         var next: [String: StoreProbes] = [:]
         for store in stores {

@@ -29,7 +29,9 @@ public struct Prober: Sendable {
         }
         let handshake: TLSHandshake
         do {
-            let context = try (trust ?? Result { () throws(TLSConnectError) in try TLSClientContext(caFile: store.probe.caFile) }).get()
+            let loaded: Result<TLSClientContext, TLSConnectError>
+            if let trust { loaded = trust } else { loaded = await Self.trust(caFile: store.probe.caFile) }
+            let context = try loaded.get()
             handshake = try await TLSConnect.handshake(
                 host: address.host, port: address.port, serverName: host,
                 context: context, timeoutSeconds: Int(store.policy.requestTimeout))
@@ -55,21 +57,40 @@ public struct Prober: Sendable {
             chain.append(certificate)
         }
         let leaf = chain.first
-        let reader: CacheReader
-        do {
-            reader = try store.pinReader(cacheDirectory: cacheDirectory)
-        } catch {
+        let found: ProbeJudgement.Found
+        switch await judge(chain, name: host, of: store, now: now) {
+        case .success(let judged): found = judged
+        case .failure(let error):
             return ProbeRecord(
                 target: target.id, outcome: .error, checked: now, reason: "the store's pins cannot be read: \(error)",
                 peer: handshake.peer, leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
         }
-        let found = ProbeJudgement.judgement(
-            chain: chain, name: host, reader: reader,
-            threshold: store.policy.expirationUpdateThreshold, now: now)
         var record = ProbeRecord(
             target: target.id, outcome: found.outcome, checked: now, reason: found.reason, peer: handshake.peer,
             leafFingerprint: leaf?.fingerprintBase64, leafExpires: leaf?.notAfter)
         record.trustedUntil = found.trustedUntil
         return record
+    }
+
+    /// The store's trust store, read on a thread of its own (`BlockingWork`): it is file work.
+    private static func trust(caFile: String?) async -> Result<TLSClientContext, TLSConnectError> {
+        await BlockingWork.run { Result { () throws(TLSConnectError) in try TLSClientContext(caFile: caFile) } }
+    }
+
+    /// The store's published and fallback pins asked about `chain`. Reading them is file work
+    /// (each question looks at the cache file again), so it runs on a thread of its own
+    /// (`BlockingWork`): probes stuck on a stalled disk must not hold the cooperative pool, and
+    /// with it the scheduling loop and the watchdog pings.
+    private func judge(
+        _ chain: [Certificate], name: String, of store: StoreConfig, now: Int64
+    ) async -> Result<ProbeJudgement.Found, CacheReaderError> {
+        let cacheDirectory = self.cacheDirectory
+        return await BlockingWork.run {
+            Result { () throws(CacheReaderError) in
+                let reader = try store.pinReader(cacheDirectory: cacheDirectory)
+                return ProbeJudgement.judgement(
+                    chain: chain, name: name, reader: reader, threshold: store.policy.expirationUpdateThreshold, now: now)
+            }
+        }
     }
 }

@@ -118,22 +118,28 @@ struct DaemonLoop {
                 if stopping { return }  // in-flight work did not finish within the grace period
             case .passFinished(let reports):
                 apply(reports)
-                if stopping { return }
+                if stopping && !probes.isRunning { return }
             case .secretsWritten(let next):
                 secretsTask = nil
                 for (store, at) in next where config.store(store) != nil { secretsDue[store] = min(secretsDue[store] ?? at, at) }
             case .probesFinished(let results):
-                if stopping { continue }
+                if stopping {
+                    probes.finished([:])  // a stop's results are not acted on
+                    if pass == nil { return }
+                    continue
+                }
                 probes.finished(results)
                 probesRecorded(results)
                 publishStatus(now: daemon.clock.now())
             case .trigger(.terminate):
                 daemon.notifier.notify("STOPPING=1")
                 logger.info("stopping")
+                // Both passes are cut short and waited for, within the grace period: a probe's
+                // handshake ends within 200 ms, and results being written are written whole.
                 probes.cancel()
-                guard let pass else { return }
+                guard pass != nil || probes.isRunning else { return }
                 stopping = true
-                pass.cancel()  // reaches libcurl at once; publishing is atomic, so nothing is left half-written
+                pass?.cancel()  // reaches libcurl at once; publishing is atomic, so nothing is left half-written
             case .trigger(.updateAll):
                 logger.info("updating every store now (SIGUSR1)")
                 for store in config.stores { schedule(store.id, at: daemon.clock.now()) }

@@ -1,6 +1,6 @@
 /// The daemon loop's probe timetable: when each store with probe targets is probed next, and
 /// the one probe pass that may run at a time. Probe passes and update passes run side by side;
-/// the loop waits for neither, and hears of a probe pass's end as an event.
+/// the loop waits for neither (but for both on stop), and hears of a probe pass's end as an event.
 struct ProbeSchedule {
     private(set) var due: [String: Int64] = [:]
     private var running: Task<Void, Never>?
@@ -61,6 +61,10 @@ struct ProbeSchedule {
         due = fresh
     }
 
-    /// Shutdown: the running handshakes stop within 200 ms; nothing of the pass is recorded.
+    /// Whether a pass runs: shutdown waits for its end.
+    var isRunning: Bool { running != nil }
+
+    /// Shutdown: the running handshakes stop within 200 ms and nothing of the pass is recorded,
+    /// unless its results were already being written: those are written whole.
     func cancel() { running?.cancel() }
 }

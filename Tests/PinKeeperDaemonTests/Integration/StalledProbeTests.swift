@@ -6,8 +6,8 @@ import TestSupport
 import Testing
 
 /// A probe pass on a stalled disk, in the real binary (so that the cooperative pool the file
-/// work could hold is the child's own): the stall fixture holds its `open` of the store's cache
-/// file for as long as a gate file exists.
+/// work could hold is the child's own): the stall fixtures hold its `open` of the store's cache
+/// file, or its fsync of `<store>.probes.json`, for as long as a gate file exists.
 @Suite("A probe pass on a stalled disk", .serialized)
 struct StalledProbeTests {
     /// Eight targets on the one loopback server: more probes reading the cache file at once than
@@ -90,5 +90,37 @@ struct StalledProbeTests {
         #expect(recorded(probe)?.targets.allSatisfy { $0.outcome == .pinned } == true, "\(String(describing: recorded(probe)))")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 5) == 0)
+    }
+
+    @Test("SIGTERM while the probe results are written: the daemon waits for the write, then exits 0, no temp file left")
+    func stopWaitsForProbeRecord() throws {
+        let probe = try world("stalled-record")
+        let gate = probe.world.root.appendingPathComponent("fsync-stalled")
+        let stalls = { (try? String(contentsOfFile: gate.path + ".log", encoding: .utf8)) ?? "" }
+        try Data().write(to: gate)
+        defer { try? FileManager.default.removeItem(at: gate) }
+        let socket = try NotifySocket()
+        let daemon = try DaemonProcess(
+            config: probe.world.config.path,
+            environment: [
+                "NOTIFY_SOCKET": socket.address, "LD_PRELOAD": TestEnvironment.fsyncStaller,
+                "PINKEEPER_TEST_FSYNC_GATE": gate.path,
+            ])
+        // The first probe pass's write of api.probes.json is the only file the daemon syncs.
+        try #require(wait(20) { stalls() == "+" }, "the probe results were never written: \(stalls()) \(daemon.stderr)")
+
+        daemon.signal(SIGTERM)
+        let stopping = socket.collect(until: { $0 == "STOPPING=1" }, timeout: 2)
+        #expect(stopping.last == "STOPPING=1", "\(stopping)")
+        usleep(300_000)
+        #expect(daemon.isRunning, "the daemon exited while it was writing the probe results")
+        try FileManager.default.removeItem(at: gate)
+        #expect(daemon.waitForExit(timeout: 5) == 0)
+
+        #expect(stalls() == "+-")
+        let names = try FileManager.default.contentsOfDirectory(atPath: probe.world.state.path).filter { $0.contains("probes") }
+        #expect(names == ["api.probes.json"], "a write left half-done: \(names)")
+        #expect(recorded(probe)?.targets.count == Self.ports.count, "\(String(describing: recorded(probe)))")
+        #expect(recorded(probe)?.targets.allSatisfy { $0.outcome == .pinned } == true)
     }
 }

@@ -195,7 +195,7 @@ struct DaemonLoop {
         pass = Task(executorPreference: daemon.executor) {
             let reports = await UpdatePass.run(
                 stores, updater: updater, concurrency: concurrency,
-                skip: superseded.contains, probeRefresh: probeRefreshes)
+                skip: superseded.skips, probeRefresh: probeRefreshes)
             input.yield(.passFinished(reports))
         }
     }
@@ -224,7 +224,13 @@ struct DaemonLoop {
                 reason: report.result == .ok ? nil : report.result.rawValue)
         }
         updatesRecorded(reports)
-        if !ready { becomeReady() } else { publishStatus(now: now) }
+        if ready {
+            publishStatus(now: now)
+        } else if let owed = startUpOwed(now: now), !stopping {
+            startPass(owed)
+        } else {
+            becomeReady()
+        }
     }
 
     private mutating func becomeReady() {

@@ -59,4 +59,13 @@ extension DaemonLoop {
         daemon.applied(config)
         logger.info("configuration reloaded", metadata: ["stores": "\(config.stores.count)"])
     }
+
+    /// The stores the start-up pass left out because a reload (or SIGUSR1) came first, and
+    /// that are due now under the configuration in force: READY=1 waits for their first
+    /// attempt too, as it would have without the signal. nil: none.
+    func startUpOwed(now: Int64) -> [StoreConfig]? {
+        let leftOut = superseded.leftOut
+        let owed = config.stores.filter { leftOut.contains($0.id) && (due[$0.id] ?? Int64.max) <= now }
+        return owed.isEmpty ? nil : owed
+    }
 }

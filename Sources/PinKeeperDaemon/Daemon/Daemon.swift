@@ -161,8 +161,10 @@ struct DaemonLoop {
         for store in config.stores {
             // A removed key's pins go before anything else happens: the store is updated at once,
             // and the update publishes the reduced file under the store's lock before it fetches.
-            let reconcile = updater.reconcileCheck(store, now: now).needed
-            var (dueAt, hasPins) = load(store, now: now)
+            // Read once: the check and the due time both work from this version of the file.
+            let cache = updater.cache.load(store: store.id, now: now)
+            let reconcile = updater.reconcileCheck(store, loaded: cache).needed
+            var (dueAt, hasPins) = load(store, cache: cache, now: now)
             if reconcile { dueAt = now }
             due[store.id] = dueAt
             // READY also waits for a removed key's pins to leave the file.
@@ -281,10 +283,10 @@ struct DaemonLoop {
 
     // MARK: Disk
 
-    /// Due time and whether valid pins exist, from the published file and the state file.
-    private mutating func load(_ store: StoreConfig, now: Int64) -> (Int64, Bool) {
+    /// Due time and whether valid pins exist, from the published file (`loaded`) and the state file.
+    private mutating func load(_ store: StoreConfig, cache loaded: CacheDirectory.Loaded, now: Int64) -> (Int64, Bool) {
         let cache: CacheFile?
-        if case .valid(let file) = updater.cache.load(store: store.id, now: now) { cache = file } else { cache = nil }
+        if case .valid(let file) = loaded { cache = file } else { cache = nil }
         let state = updater.state.load(store: store.id)
         if state.consecutiveFailures > 0 { probeRefresh.restore(store.id, retryAt: state.retryAt) }
         let validPins = cache?.list.pins.filter { !$0.isExpired(at: now) }.count ?? 0

@@ -15,7 +15,13 @@ extension StoreUpdater {
     /// under the store's lock. A corrupt or newer-format file needs nothing here; the update
     /// deals with it when the store is due.
     func reconcileCheck(_ store: StoreConfig, now: Int64) -> ReconcileCheck {
-        guard case .valid(let loaded) = cache.load(store: store.id, now: now) else { return ReconcileCheck() }
+        reconcileCheck(store, loaded: cache.load(store: store.id, now: now))
+    }
+
+    /// The same check on a version of the file the caller has read already (start-up reads
+    /// each file once, for this and for the store's due time).
+    func reconcileCheck(_ store: StoreConfig, loaded file: CacheDirectory.Loaded) -> ReconcileCheck {
+        guard case .valid(let loaded) = file else { return ReconcileCheck() }
         let configured = Set(store.publicKeys.map(\.id))
         if store.mode == .static && loaded.list.pins.contains(where: { $0.key.map(configured.contains) != true }) {
             return ReconcileCheck(needed: true)

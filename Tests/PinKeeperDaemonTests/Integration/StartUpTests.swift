@@ -44,4 +44,32 @@ struct StartUpTests {
         #expect(!messages.contains { $0.hasPrefix("RELOADING=1") }, "\(messages)")
         #expect(LogfmtLine.all(daemon.stderr).contains { $0["msg"] == "configuration reloaded" }, "\(daemon.stderr)")
     }
+
+    @Test("start-up opens a store's cache file once before READY=1")
+    func cacheFileReadOnce() throws {
+        let world = try ReaderWorld()
+        let url = "https://127.0.0.1:1/a"
+        try world.configure([.init(id: "a", url: url)])
+        // Pins as an update verified them: the store is neither due nor in need of reconciling,
+        // so start-up fetches nothing and READY=1 follows the reading of the files.
+        var pin = Pin(name: "api.example.com", fingerprint: [UInt8](repeating: 1, count: 32), expires: ReaderWorld.future)
+        pin.key = try PublicKey(base64: TestEnvironment.publicKey(1)).id
+        try world.publish("a", [pin], source: url, mode: .challenge)
+        let opens = world.root.appendingPathComponent("opens")
+        let socket = try NotifySocket()
+        let daemon = try DaemonProcess(
+            config: world.config.path,
+            environment: [
+                "NOTIFY_SOCKET": socket.address, "LD_PRELOAD": TestEnvironment.openStaller,
+                "PINKEEPER_TEST_OPEN_PATH": world.cache.appendingPathComponent("a.json").path,
+                "PINKEEPER_TEST_OPEN_COUNT": opens.path,
+            ])
+        let ready = socket.collect(until: { $0 == "READY=1" }, timeout: 15)
+        try #require(ready.last == "READY=1", "got \(ready): \(daemon.stderr)")
+        let count = ((try? String(contentsOf: opens, encoding: .utf8)) ?? "").count
+        #expect(count == 1, "the cache file was opened \(count) times before READY=1")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 5) == 0)
+        #expect(LogfmtLine.all(daemon.stderr).allSatisfy { $0["level"] != "warning" && $0["level"] != "error" }, "\(daemon.stderr)")
+    }
 }

@@ -81,6 +81,8 @@ struct DaemonLoop {
     var reloadReading = false
     /// A SIGHUP came while they were: that read may predate the change the signal announces.
     var rereadAfterReload = false
+    /// RELOADING=1 was sent for the reload being read (a SIGHUP came after READY=1): READY=1 ends it.
+    var reloadAnnounced = false
     var ready = false
     var stopping = false
     var timer: Task<Void, Never>?

@@ -10,9 +10,13 @@ extension DaemonLoop {
     /// are read once more, so that only the newest configuration is applied, with one READY=1.
     /// Before the first READY=1 (start-up still waits for stores without valid pins) the reload
     /// is silent: systemd's reload protocol starts from an active unit, and a READY=1 after the
-    /// reload would announce a start-up that has not finished.
+    /// reload would announce a start-up that has not finished (or, when start-up ended during
+    /// the read, answer a RELOADING=1 never sent).
     mutating func requestReload() {
-        if ready { daemon.notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())") }
+        if ready {
+            daemon.notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
+            reloadAnnounced = true
+        }
         if reloadReading { rereadAfterReload = true } else { startReload() }
     }
 
@@ -33,7 +37,9 @@ extension DaemonLoop {
             swapIn(fresh)
         }
         publishStatus(now: daemon.clock.now())
-        if ready { daemon.notifier.notify("READY=1") }
+        // A silent reload (begun before READY=1) answers nothing, even if start-up ended meanwhile.
+        if reloadAnnounced { daemon.notifier.notify("READY=1") }
+        reloadAnnounced = false
     }
 
     /// Stores added, changed or with a file to reconcile are due now; removed ones are dropped.

@@ -68,6 +68,28 @@ struct DaemonLoopTests {
     }
 
     @Test(
+        "a SIGHUP before READY=1 whose read ends after the start-up pass: one READY=1 in all, none for the silent reload",
+        .timeLimit(.minutes(2)))
+    func reloadReadOutlastsStartUp() async throws {
+        let fetcher = GatedFetcher(holding: [server.url("a")])
+        let a = try sandbox.store("a", url: server.url("a"))
+        let daemon = start([a], fetcher: fetcher)
+        #expect(await eventually(timeout: 30) { fetcher.waitingCount == 1 }, "the first fetch never started")
+
+        daemon.holdReloads(true)
+        daemon.send(.reload)
+        #expect(await eventually(timeout: 30) { daemon.reloadReads == 1 }, "the reload never read")
+        fetcher.release()
+        #expect(await eventually(timeout: 30) { daemon.notifier.texts.contains("READY=1") }, "\(daemon.notifier.texts)")
+        daemon.holdReloads(false)
+        #expect(await eventually(timeout: 30) { sandbox.log.all.contains { $0.message == "configuration reloaded" } })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(daemon.notifier.texts.filter { $0 == "READY=1" }.count == 1, "\(daemon.notifier.texts)")
+        #expect(!daemon.notifier.texts.contains { $0.hasPrefix("RELOADING=1") }, "\(daemon.notifier.texts)")
+        await daemon.stop()
+    }
+
+    @Test(
         "a store whose url changed while the daemon was stopped is fetched from the new url at start; an unchanged one waits",
         .timeLimit(.minutes(2)))
     func urlChangedWhileStopped() async throws {

@@ -1,6 +1,15 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The checks that a later language mode turns on: `any` spelled out for every existential,
+// imports internal unless a file says `public import` (so the library's interface names only
+// the modules its clients need), and members visible only through a module the file imports.
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 let package = Package(
     name: "pinkeeper",
     products: [
@@ -28,28 +37,32 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]),
         // glibc's <malloc.h> (mallopt, mallinfo2), which the Glibc module does not import.
         .systemLibrary(name: "CMalloc"),
-        .target(name: "PinKeeper", dependencies: ["CLibcrypto"]),
+        .target(name: "PinKeeper", dependencies: ["CLibcrypto"], swiftSettings: upcomingFeatures),
         .target(
             name: "PinKeeperDaemon",
             dependencies: [
                 "PinKeeper", "CCurl", "CLibcrypto", "CLibssl", "CSystemd", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            swiftSettings: upcomingFeatures),
         .executableTarget(
             name: "pinkeeper",
             dependencies: [
                 "PinKeeperDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
+            ],
+            swiftSettings: upcomingFeatures),
         .executableTarget(
             name: "PinKeeperBench",
-            dependencies: ["PinKeeper", "PinKeeperDaemon", "CLibcrypto", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["PinKeeper", "PinKeeperDaemon", "CLibcrypto", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: upcomingFeatures),
         // What both test targets use: the package root, the test vectors, child processes.
-        .target(name: "TestSupport", dependencies: ["PinKeeper"], path: "Tests/TestSupport"),
-        .testTarget(name: "PinKeeperTests", dependencies: ["PinKeeper", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["PinKeeper"], path: "Tests/TestSupport", swiftSettings: upcomingFeatures),
+        .testTarget(name: "PinKeeperTests", dependencies: ["PinKeeper", "TestSupport"], swiftSettings: upcomingFeatures),
         .testTarget(
             name: "PinKeeperDaemonTests",
-            dependencies: ["PinKeeperDaemon", "pinkeeper", "TestSupport"]),
+            dependencies: ["PinKeeperDaemon", "pinkeeper", "TestSupport"],
+            swiftSettings: upcomingFeatures),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,4 @@
-import FoundationEssentials  // not Foundation: a process linking only this library loads no ICU
+public import FoundationEssentials  // not Foundation: a process linking only this library loads no ICU
 
 /// A store's published cache file: a Wultra list plus pinkeeper's metadata (docs/cache-format.md).
 public struct CacheFile: Sendable, Equatable {

@@ -23,7 +23,7 @@ public struct DomainsConfig: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey { case sslPinningRequiredForUnlisted, domains, key }
 
-    public init(from decoder: Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         sslPinningRequiredForUnlisted = try container.decode(Bool.self, forKey: .sslPinningRequiredForUnlisted)
         domains = try container.decode([Domain].self, forKey: .domains)

@@ -1,4 +1,4 @@
-import Glibc
+public import Glibc
 
 /// What `stat` says about a file: enough to notice an atomic replacement (a new inode) or an
 /// edit in place (size, mtime). Readers and the daemon use it to skip re-parsing unchanged files.

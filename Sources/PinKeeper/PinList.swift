@@ -1,4 +1,4 @@
-import FoundationEssentials  // not Foundation: a process linking only this library loads no ICU
+public import FoundationEssentials  // not Foundation: a process linking only this library loads no ICU
 
 /// A Wultra fingerprint list as served by a pinning service, bundled as fallback data, or
 /// published in the cache: `{"fingerprints": [...], "domainsConfig": {...}}`.
@@ -46,7 +46,7 @@ public struct PinList: Sendable, Equatable {
     /// sets this (lists and cache files are read by `PinListDecoder`, which has its own flag).
     private static let cacheFields = CodingUserInfoKey(rawValue: "pinkeeper.readsCacheFields")!
 
-    static func readsCacheFields(_ decoder: Decoder) -> Bool { decoder.userInfo[cacheFields] as? Bool ?? false }
+    static func readsCacheFields(_ decoder: any Decoder) -> Bool { decoder.userInfo[cacheFields] as? Bool ?? false }
 }
 
 /// Why a list could not be read: a `code` for programs, and words that point at the offending

@@ -151,7 +151,7 @@ struct CannedFetcher: HTTPFetching {
     }
 }
 
-func updater(_ fetcher: HTTPFetching, _ scratch: Scratch) -> StoreUpdater {
+func updater(_ fetcher: any HTTPFetching, _ scratch: Scratch) -> StoreUpdater {
     StoreUpdater(
         fetcher: fetcher, cache: CacheDirectory(path: scratch.directory()),
         state: StateDirectory(path: scratch.directory()), logger: Shared.quietLogger)

@@ -132,7 +132,7 @@ func runHost(
 
 /// For comparison only (`--jitter-share`), not the product: the same doubling step, with `share`
 /// of it random instead of the upper half (1 is "full jitter"), never below `retry_min`.
-func comparisonRetry(now: Int64, failures: Int, policy: UpdatePolicy, share: Double, random: RandomSource) -> Int64 {
+func comparisonRetry(now: Int64, failures: Int, policy: UpdatePolicy, share: Double, random: any RandomSource) -> Int64 {
     let step = Backoff.retryAt(now: now, failures: failures, policy: policy, random: FixedTop()) - now
     return now + max(policy.retryMin, step - random.uniform(upTo: Int64(Double(step) * share)))
 }

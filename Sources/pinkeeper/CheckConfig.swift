@@ -1,5 +1,6 @@
 import ArgumentParser
 import PinKeeperDaemon
+import PinKeeper
 
 struct CheckConfig: ParsableCommand {
     static let configuration = CommandConfiguration(

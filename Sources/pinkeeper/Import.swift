@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import PinKeeperDaemon
+import PinKeeper
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -12,13 +12,13 @@ enum Main {
         HeapSettings.apply()  // before any other thread exists
         OpenSSLExit.skipCleanup()
         do {
-            var command: ParsableCommand
+            var command: any ParsableCommand
             do {
                 command = try Pinkeeper.parseAsRoot(readerArguments())
             } catch {
                 exitOnUsageError(error)
             }
-            if let asyncCommand = command as? AsyncParsableCommand {
+            if let asyncCommand = command as? any AsyncParsableCommand {
                 try setUpRuntime()
                 nonisolated(unsafe) var running = asyncCommand  // handed to the pool, never touched here again
                 try ThreadPoolExecutor.shared.runBlocking { try await running.run() }
@@ -33,7 +33,7 @@ enum Main {
     /// `validate` is a reader's command line, which programs and the conformance runners match:
     /// every usage error is one line, `pinkeeper: usage: …`, and 64, as in every reader. The
     /// other commands keep ArgumentParser's own output; help and --version are not errors.
-    private static func exitOnUsageError(_ error: Error) -> Never {
+    private static func exitOnUsageError(_ error: any Error) -> Never {
         let arguments = CommandLine.arguments.dropFirst()
         guard arguments.first == Validate.configuration.commandName, Pinkeeper.exitCode(for: error) != .success else {
             Pinkeeper.exit(withError: error)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import PinKeeperDaemon
 import Synchronization
+import Logging
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

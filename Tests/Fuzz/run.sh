@@ -13,8 +13,11 @@ shift || true
 
 out=.build/fuzz
 mkdir -p "$out/corpus" Tests/Fuzz/crashers
-# One package, as SwiftPM builds it: the modules share their `package` declarations.
-flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld=lld -package-name pinkeeper)
+# One package, as SwiftPM builds it: the modules share their `package` declarations and build
+# with the upcoming features that Package.swift turns on.
+flags=(-sanitize=fuzzer,address -O -g -parse-as-library -swift-version 6 -use-ld=lld -package-name pinkeeper
+       -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault
+       -enable-upcoming-feature MemberImportVisibility)
 
 # Every module is compiled from all of its sources, as SwiftPM compiles it, so a file added to the
 # product needs no change here. Swift files, sorted so that the list of inputs ($out/inputs) is stable:

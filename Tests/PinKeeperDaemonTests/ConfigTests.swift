@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 @testable import PinKeeperDaemon
+import PinKeeper
 
 /// Writes a configuration tree into a fresh temporary directory, loads it and removes the
 /// directory again. `$DIR` in any text stands for that directory.

@@ -3,6 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 @testable import PinKeeperDaemon
+import Logging
 
 /// A scratch directory, 0755 and root's, below /tmp (root's and sticky), removed at the end.
 final class TrustScratch {

@@ -1,6 +1,7 @@
 import Glibc
 @testable import PinKeeperDaemon
 import Testing
+import CSystemd
 
 /// The bytes JournalLogHandler hands to sd_journal_sendv, read back exactly as libsystemd reads them:
 /// `iov_len` bytes from `iov_base`, nothing more.

@@ -1,6 +1,7 @@
 import Logging
 @testable import PinKeeperDaemon
 import Testing
+import Foundation
 
 /// A value chosen by a server (an entry name ends up in `reason`) must not forge, hide or
 /// restyle log lines, on stderr or in the journal.

@@ -32,7 +32,7 @@ struct SchedulerCase: Sendable, CustomTestStringConvertible {
     private struct Certificate: Decodable {
         var name: String
         var expires: Int64
-        init(from decoder: Decoder) throws {
+        init(from decoder: any Decoder) throws {
             var pair = try decoder.unkeyedContainer()
             name = try pair.decode(String.self)
             expires = try pair.decode(Int64.self)

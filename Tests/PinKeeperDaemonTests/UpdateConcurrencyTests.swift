@@ -3,6 +3,7 @@ import Logging
 import TestSupport
 import Testing
 @testable import PinKeeperDaemon
+import PinKeeper
 
 /// The `concurrency` key bounds how many stores one pass fetches at once, in `update` and in
 /// the daemon, and a reload changes the bound for the next pass.

@@ -57,7 +57,7 @@ enum ReferencePinListDecoder {
     /// The user-info key PinList used, which DomainsConfig's `Decodable` conformance still reads.
     private static let cacheFields = CodingUserInfoKey(rawValue: "pinkeeper.readsCacheFields")!
 
-    static func readsCacheFields(_ decoder: Decoder) -> Bool { decoder.userInfo[cacheFields] as? Bool ?? false }
+    static func readsCacheFields(_ decoder: any Decoder) -> Bool { decoder.userInfo[cacheFields] as? Bool ?? false }
 
     private struct WireList: Decodable {
         var fingerprints: [WireEntry]
@@ -66,7 +66,7 @@ enum ReferencePinListDecoder {
 
         private enum CodingKeys: String, CodingKey { case fingerprints, domainsConfig, pinkeeper }
 
-        init(from decoder: Decoder) throws {
+        init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             fingerprints = try container.decode([WireEntry].self, forKey: .fingerprints)
             domainsConfig = try container.decodeIfPresent(DomainsConfig.self, forKey: .domainsConfig)
@@ -86,7 +86,7 @@ enum ReferencePinListDecoder {
 
         private enum CodingKeys: String, CodingKey { case name, fingerprint, expires, depth, signature, key }
 
-        init(from decoder: Decoder) throws {
+        init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             name = try container.decode(String.self, forKey: .name)
             fingerprint = try container.decode(String.self, forKey: .fingerprint)
@@ -111,7 +111,7 @@ enum ReferencePinListDecoder {
     }
 
     private static func error(describing error: DecodingError) -> PinListError {
-        func path(_ context: DecodingError.Context, _ key: CodingKey? = nil) -> String {
+        func path(_ context: DecodingError.Context, _ key: (any CodingKey)? = nil) -> String {
             let keys = context.codingPath + (key.map { [$0] } ?? [])
             var text = ""
             for key in keys {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Glibc
 
 /// Runs a program to completion with a time limit; on timeout it is SIGKILLed, never left hanging.

@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 
 /// How the fuzz target cuts one input into the parts it feeds (Tests/Fuzz/FuzzTarget.swift), in
 /// one place: the fuzz build compiles this file into the target, and the regression tests

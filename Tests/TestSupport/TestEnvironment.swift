@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Where things are when tests run: the package root, the fixtures, a fresh directory per test.
 /// Each test target adds what only it needs (the daemon's tests: the built binary, the test CA).

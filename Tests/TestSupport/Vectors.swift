@@ -1,5 +1,5 @@
-import Foundation
-import PinKeeper
+package import Foundation
+package import PinKeeper
 
 /// The test vectors in `Tests/Fixtures/vectors` (see its README).
 package enum Vectors {

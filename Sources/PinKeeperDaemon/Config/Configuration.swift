@@ -1,4 +1,4 @@
-import PinKeeper
+public import PinKeeper
 
 /// The validated configuration. Immutable: a reload builds a new value and swaps it in whole.
 public struct Configuration: Sendable {

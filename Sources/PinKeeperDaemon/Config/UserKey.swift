@@ -1,4 +1,4 @@
-import Glibc
+public import Glibc
 
 /// `user`: whom pinkeeper works as when it is started as root (`sudo pinkeeper update`).
 public struct ConfiguredUser: Sendable, Equatable {

@@ -1,5 +1,5 @@
-import FoundationEssentials
-import PinKeeper
+public import FoundationEssentials
+public import PinKeeper
 
 /// Checks Wultra signatures with a store's keys; a signature valid under any key is accepted
 /// (so a publisher can rotate keys without a flag day), and the caller learns which key it was

@@ -19,7 +19,7 @@ final class TransferSlot: Sendable {
 /// The fetcher of one store of a pass: gives the store's transfer slot back once its fetch has
 /// ended, before the response is verified and published.
 struct BoundedFetcher: HTTPFetching {
-    let fetcher: HTTPFetching
+    let fetcher: any HTTPFetching
     let slot: TransferSlot
 
     func fetch(_ request: HTTPRequest) async throws(UpdateFailure) -> HTTPResponse {

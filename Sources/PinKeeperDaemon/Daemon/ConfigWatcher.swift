@@ -1,5 +1,5 @@
 import Glibc
-import Logging
+public import Logging
 import Synchronization
 
 /// `watch_configuration`: notices that the configuration file or `stores.d/` changed and hands

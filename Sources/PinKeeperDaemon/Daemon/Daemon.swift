@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 import PinKeeper
 
 /// What the outside world may ask of a running daemon (signals in production, a stream in tests).
@@ -17,8 +17,8 @@ public struct Daemon: Sendable {
     public var makeUpdater: @Sendable (Configuration) -> StoreUpdater
     /// Told each configuration a reload swaps in, on the loop, for what lives outside it (the log format).
     public var applied: @Sendable (Configuration) -> Void = { _ in }
-    public var notifier: ServiceNotifier
-    public var clock: WallClock
+    public var notifier: any ServiceNotifier
+    public var clock: any WallClock
     public var logger: Logger
     /// Longest sleep without looking at the wall clock again (it may jump).
     public var maxSleep: Duration = .seconds(300)
@@ -28,8 +28,8 @@ public struct Daemon: Sendable {
 
     public init(
         configuration: Configuration, reload: @escaping @Sendable () -> Result<Configuration, ConfigError>,
-        makeUpdater: @escaping @Sendable (Configuration) -> StoreUpdater, notifier: ServiceNotifier,
-        clock: WallClock = SystemClock(), logger: Logger
+        makeUpdater: @escaping @Sendable (Configuration) -> StoreUpdater, notifier: any ServiceNotifier,
+        clock: any WallClock = SystemClock(), logger: Logger
     ) {
         self.configuration = configuration
         self.reload = reload

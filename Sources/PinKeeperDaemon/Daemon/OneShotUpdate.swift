@@ -35,7 +35,7 @@ public enum OneShotUpdate {
 
     public static func run(
         configuration: Configuration, storeIDs: [String], force: Bool, updater: StoreUpdater,
-        clock: WallClock = SystemClock()
+        clock: any WallClock = SystemClock()
     ) async -> [Line] {
         let selected = storeIDs.isEmpty ? configuration.stores : storeIDs.compactMap(configuration.store)
         let now = clock.now()

@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 
 /// What a fetch brought back: the status, the headers and the decoded body.
 public struct HTTPResponse: Sendable {

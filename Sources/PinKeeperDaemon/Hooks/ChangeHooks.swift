@@ -1,6 +1,6 @@
-import FoundationEssentials
+public import FoundationEssentials
 import Glibc
-import Logging
+public import Logging
 import Synchronization
 
 /// Runs a store's `on_change` hook after a publish that changed its pins, for `run` and

@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 /// The stable events an operator can query by `MESSAGE_ID=` (documented in docs/journal.md).
 public enum LogEventID: String, Sendable, CaseIterable {

@@ -1,7 +1,7 @@
 import CSystemd
-import FoundationEssentials
+public import FoundationEssentials
 import Glibc
-import Logging
+public import Logging
 
 /// Writes native journal entries with sd_journal_sendv, so fields like PINKEEPER_STORE can be
 /// queried with `journalctl -u pinkeeper PINKEEPER_STORE=banking`.

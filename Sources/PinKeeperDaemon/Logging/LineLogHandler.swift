@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 /// Writes each event as one line on stderr, logfmt or JSON (`LogLine`), in the format the
 /// shared `LogFormatSetting` holds when the event is logged: what `podman logs` and `kubectl

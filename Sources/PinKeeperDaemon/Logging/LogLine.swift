@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 import PinKeeper
 
 /// One event as one line on stderr, with what its journal entry carries: `time` (RFC 3339 UTC,

@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 /// The daemon's probes of some stores: runs them, logs each change of a target's outcome once
 /// (with its own `MESSAGE_ID`), records the results in the state directory, and returns each
@@ -6,10 +6,10 @@ import Logging
 public struct ProbeRunner: Sendable {
     public var prober: Prober
     public var state: ProbeStateDirectory
-    public var random: RandomSource
+    public var random: any RandomSource
     public var logger: Logger
 
-    public init(prober: Prober, state: ProbeStateDirectory, random: RandomSource = SystemRandom(), logger: Logger) {
+    public init(prober: Prober, state: ProbeStateDirectory, random: any RandomSource = SystemRandom(), logger: Logger) {
         self.prober = prober
         self.state = state
         self.random = random
@@ -61,7 +61,7 @@ public struct ProbeRunner: Sendable {
     }
 
     /// `probe_interval` minus up to 10 % splay from now, never sooner than the shortest interval.
-    static func nextProbe(now: Int64, interval: Int64, random: RandomSource) -> Int64 {
+    static func nextProbe(now: Int64, interval: Int64, random: any RandomSource) -> Int64 {
         now.saturatingAdding(max(interval - random.uniform(upTo: interval / 10), ProbeKeys.shortestInterval))
     }
 
@@ -93,7 +93,7 @@ public struct ProbeRunner: Sendable {
 extension ProbeRunner {
     /// Probes that read the configuration's cache directory and record in its state directory.
     public init(
-        configuration: Configuration, clock: WallClock = SystemClock(), random: RandomSource = SystemRandom(),
+        configuration: Configuration, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandom(),
         logger: Logger
     ) {
         self.init(

@@ -5,9 +5,9 @@ import PinKeeper
 /// chain OpenSSL verified.
 public struct Prober: Sendable {
     public var cacheDirectory: String
-    public var clock: WallClock
+    public var clock: any WallClock
 
-    public init(cacheDirectory: String, clock: WallClock = SystemClock()) {
+    public init(cacheDirectory: String, clock: any WallClock = SystemClock()) {
         self.cacheDirectory = cacheDirectory
         self.clock = clock
     }

@@ -1,13 +1,13 @@
-import FoundationEssentials
-import Glibc
-import PinKeeper
+public import FoundationEssentials
+public import Glibc
+public import PinKeeper
 
 /// Replaces a file so that readers see either the old or the new bytes, never a partial,
 /// empty or missing file: exclusive temp file in the same directory, write, fsync, chmod,
 /// rename over the target, fsync the directory (an fsync begun after the rename, which may be
 /// shared with other writers into the directory: `DirectorySync`).
 public struct AtomicWriter: Sendable {
-    public var fileSystem: FileSystem
+    public var fileSystem: any FileSystem
     /// Write permission bits that make a directory unacceptable: by default group and others,
     /// who could otherwise plant or swap files beside ours.
     public var refusedDirectoryBits: mode_t
@@ -15,7 +15,7 @@ public struct AtomicWriter: Sendable {
     public var refusesForeignOwner: Bool
 
     public init(
-        fileSystem: FileSystem = PosixFileSystem(), refusedDirectoryBits: mode_t = S_IWGRP | S_IWOTH,
+        fileSystem: any FileSystem = PosixFileSystem(), refusedDirectoryBits: mode_t = S_IWGRP | S_IWOTH,
         refusesForeignOwner: Bool = true
     ) {
         self.fileSystem = fileSystem

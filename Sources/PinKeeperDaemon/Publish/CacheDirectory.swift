@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import PinKeeper
+public import PinKeeper
 
 /// The published side of the cache: `<cache_directory>/<store>.json`.
 public struct CacheDirectory: Sendable {

@@ -30,7 +30,7 @@ final class DirectorySync: Sendable {
 
     /// Called after a rename into `directory`, open as `fd`: 0 once an fsync of the directory
     /// begun after the rename has succeeded, else the errno of that fsync.
-    func sync(_ fd: Int32, directory: String, fileSystem: FileSystem) -> Int32 {
+    func sync(_ fd: Int32, directory: String, fileSystem: any FileSystem) -> Int32 {
         // Writers through different kinds of file-system seam (tests inject faults) never share an fsync,
         // and the directory is the one open, not its path: a path replaced meanwhile is another.
         var info = stat()

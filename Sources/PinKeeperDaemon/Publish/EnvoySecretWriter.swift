@@ -1,5 +1,5 @@
 import Glibc
-import Logging
+public import Logging
 import PinKeeper
 
 /// Puts a store's `EnvoySecrets` in `<envoy_sds_directory>/<store>/`, one atomic rename per

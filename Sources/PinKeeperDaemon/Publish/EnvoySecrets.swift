@@ -1,4 +1,4 @@
-import PinKeeper
+public import PinKeeper
 
 /// What Envoy's file-based SDS should hold for one store: for each host name, one
 /// `DiscoveryResponse` with one `Secret` whose `verify_certificate_hash` lists the SHA-256 of

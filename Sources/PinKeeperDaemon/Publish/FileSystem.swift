@@ -1,4 +1,4 @@
-import Glibc
+public import Glibc
 
 /// The system calls publishing needs, behind a seam so tests can inject ENOSPC or EACCES
 /// exactly where a real disk would fail. Each returns what the system call returns and

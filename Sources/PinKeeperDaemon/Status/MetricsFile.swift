@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import Logging
+public import Logging
 
 /// The `metrics_file` setting: after every update pass the daemon replaces this file with the
 /// text of `pinkeeper status --format prometheus`, atomically (node_exporter's textfile

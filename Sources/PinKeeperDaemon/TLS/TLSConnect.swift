@@ -2,6 +2,7 @@ import CLibssl
 import Glibc
 import PinKeeper
 import Synchronization
+import CSystemd
 
 /// What one TLS handshake showed: whether OpenSSL's normal verification (a path to a trusted
 /// root, and the host name) accepted the server, the chain it verified, and what the server sent.

@@ -9,7 +9,7 @@ public enum Backoff {
     ///     a retry is never later than that.
     public static func retryAt(
         now: Int64, failures: Int, policy: UpdatePolicy, retryAfter: Int64? = nil,
-        regularUpdate: Int64? = nil, random: RandomSource
+        regularUpdate: Int64? = nil, random: any RandomSource
     ) -> Int64 {
         let exponent = failures <= 1 ? 0 : min(failures - 1, 40)  // a state file may hold any count
         var step = policy.retryMin

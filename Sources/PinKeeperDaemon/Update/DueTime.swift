@@ -1,4 +1,4 @@
-import PinKeeper
+public import PinKeeper
 
 /// When a store is next due, from what is on disk: the published file's `nextUpdate`, or the
 /// retry time after a failure, or now when the store has no valid pin.

@@ -1,5 +1,6 @@
 import PinKeeper
 import Synchronization
+import Logging
 
 /// Keeps a store's Envoy secrets equal to what its readers would trust now: after every publish
 /// (`update`, `import`, the daemon's passes and reconciliations) and, from the daemon's loop,

@@ -1,4 +1,4 @@
-import PinKeeper
+public import PinKeeper
 
 /// Which common name runs out of pins first: for each name only its latest-expiring pin counts
 /// (a newer certificate replaces older ones), and the earliest of those is the one at risk.

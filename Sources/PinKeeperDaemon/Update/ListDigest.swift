@@ -1,4 +1,4 @@
-import PinKeeper
+public import PinKeeper
 
 /// What a pinning service served, reduced to a digest that two hosts served the same list agree
 /// on, so that a fleet can notice one host being served another (docs/monitoring.md, "The list

@@ -1,4 +1,4 @@
-import PinKeeper
+public import PinKeeper
 
 /// When to fetch a store again after a successful update (docs/protocol.md §4).
 public enum NextUpdate {
@@ -28,14 +28,14 @@ public enum NextUpdate {
     /// lock-step for days (a 10 % splay spreads them only as the square root of the number of
     /// periods). Never sooner than `retry_min`, so a pin expiring in seconds cannot busy-loop.
     public static func scheduled(
-        pins: [Pin], now: Int64, policy: UpdatePolicy, random: RandomSource,
+        pins: [Pin], now: Int64, policy: UpdatePolicy, random: any RandomSource,
         catchingUp: Bool = false
     ) -> Int64 {
         scheduled(of: pins, now: now, policy: policy, random: random, catchingUp: catchingUp)
     }
 
     static func scheduled(
-        of pins: some NamedExpiries, now: Int64, policy: UpdatePolicy, random: RandomSource, catchingUp: Bool
+        of pins: some NamedExpiries, now: Int64, policy: UpdatePolicy, random: any RandomSource, catchingUp: Bool
     ) -> Int64 {
         let base = interval(of: pins, now: now, policy: policy)
         let floor = min(policy.retryMin, policy.periodicUpdateInterval)

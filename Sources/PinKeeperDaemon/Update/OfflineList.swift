@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 import Glibc
 
 /// The file of `pinkeeper import`: read whole, at most the store's `max_response_size`, and

@@ -1,4 +1,4 @@
-import PinKeeper
+public import PinKeeper
 
 /// How a store's published pins would change, counted by pin identity: what `update --dry-run`
 /// prints.

@@ -1,4 +1,4 @@
-import PinKeeper
+public import PinKeeper
 
 /// Merges a verified-or-to-be-verified response with the pins a store already trusts
 /// (docs/protocol.md §4): expired entries are skipped, known entries are not verified again,

@@ -1,4 +1,4 @@
-import PinKeeper
+public import PinKeeper
 
 extension StoreConfig {
     /// A reader of this store's published pins for the daemon's own questions (`validate`, the

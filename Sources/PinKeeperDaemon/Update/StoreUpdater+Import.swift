@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 import Logging
 import PinKeeper
 

@@ -1,4 +1,5 @@
 import PinKeeper
+import Logging
 
 extension StoreUpdater {
     /// What `reconcileCache` would do to a store's file, found without writing anything.

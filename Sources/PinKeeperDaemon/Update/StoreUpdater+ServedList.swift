@@ -1,4 +1,5 @@
 import PinKeeper
+import Logging
 
 extension StoreUpdater {
     /// The `ListDigest` of a challenge-mode list that passed verification: every entry (the

@@ -1,15 +1,15 @@
-import FoundationEssentials
-import Logging
+public import FoundationEssentials
+public import Logging
 import PinKeeper
 
 /// One update of one store, top to bottom: fetch → verify → merge → publish → remember.
 /// Any failure leaves the published file untouched and schedules a retry with back-off.
 public struct StoreUpdater: Sendable {
-    public var fetcher: HTTPFetching
+    public var fetcher: any HTTPFetching
     public var cache: CacheDirectory
     public var state: StateDirectory
-    public var clock: WallClock
-    public var random: RandomSource
+    public var clock: any WallClock
+    public var random: any RandomSource
     public var logger: Logger
     /// How long to wait for another process's update of the same store before reporting it busy.
     public var lockWait: Duration = .seconds(5)
@@ -21,8 +21,8 @@ public struct StoreUpdater: Sendable {
     public var probeRefresh = false
 
     public init(
-        fetcher: HTTPFetching, cache: CacheDirectory, state: StateDirectory,
-        clock: WallClock = SystemClock(), random: RandomSource = SystemRandom(), logger: Logger
+        fetcher: any HTTPFetching, cache: CacheDirectory, state: StateDirectory,
+        clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandom(), logger: Logger
     ) {
         self.fetcher = fetcher
         self.cache = cache

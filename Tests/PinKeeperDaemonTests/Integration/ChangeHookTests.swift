@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import PinKeeper
 
 /// `on_change` through the real binary: `pinkeeper update` and `pinkeeper run` against the fixture server.
 @Suite("Change hooks")

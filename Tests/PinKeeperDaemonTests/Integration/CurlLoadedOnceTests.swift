@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import PinKeeperDaemon
+import PinKeeper
 
 /// libcurl and its ~30 libraries are loaded by the daemon's first fetch and stay for the life of
 /// the process: later passes, and the driver threads that come and go, neither unload nor load

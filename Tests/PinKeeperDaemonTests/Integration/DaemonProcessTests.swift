@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import PinKeeperDaemon
 
 /// `pinkeeper run` under a real notify socket: READY, STATUS, WATCHDOG, reload, SIGUSR1, stop.
 @Suite("The daemon under a notify socket", .serialized)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import PinKeeper
 
 /// A FIFO planted at a cache or state path would block a plain open(2) until someone writes to
 /// it: every command must refuse it at once instead (docs/cache-format.md, "Nothing planted is followed").

@@ -4,6 +4,7 @@ import PinKeeper
 @testable import PinKeeperDaemon
 import TestSupport
 import Testing
+import Logging
 
 /// Stop while a probe's handshake hangs, with the daemon's loop in this process: when
 /// `Daemon.run` returns (the process would exit next), the probe's connection is closed.

@@ -33,7 +33,7 @@ struct FailingFileSystem: FileSystem {
 struct PublishFaultTests {
     /// Publishes one good version, then runs `damage` and a second update with new pins.
     private func secondUpdate(
-        _ name: String, fileSystem: FileSystem = PosixFileSystem(),
+        _ name: String, fileSystem: any FileSystem = PosixFileSystem(),
         damage: (Sandbox) throws -> Void = { _ in }
     ) async throws -> (Sandbox, Data, StoreUpdater.Report) {
         let server = try FixtureServer(), sandbox = try Sandbox()

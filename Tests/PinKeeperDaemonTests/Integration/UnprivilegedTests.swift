@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import PinKeeperDaemon
+import PinKeeper
 
 /// The daemon as a container runs it: an arbitrary non-root UID without a user database entry,
 /// no capabilities, a read-only root file system with only the cache and state directories

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PinKeeperDaemon
+import PinKeeper
 
 /// A static list's ETag and Last-Modified are sent back in the next request. libcurl passes a bare
 /// CR in a response header through to its value and sends request headers as given, and the

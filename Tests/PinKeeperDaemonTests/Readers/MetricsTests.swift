@@ -2,6 +2,8 @@ import Foundation
 import PinKeeper
 @testable import PinKeeperDaemon
 import Testing
+import TestSupport
+import Logging
 
 /// The Prometheus text exposition format, checked line by line against the format's rules, and
 /// the metrics file node_exporter's textfile collector reads.

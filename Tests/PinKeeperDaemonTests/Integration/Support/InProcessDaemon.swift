@@ -139,7 +139,7 @@ func eventually(timeout: Double, _ condition: () -> Bool) async -> Bool {
 }
 
 extension Sandbox {
-    func updater(fetcher: HTTPFetching, fileSystem: FileSystem = PosixFileSystem()) -> StoreUpdater {
+    func updater(fetcher: any HTTPFetching, fileSystem: any FileSystem = PosixFileSystem()) -> StoreUpdater {
         StoreUpdater(
             fetcher: fetcher, cache: CacheDirectory(path: cache.path, writer: AtomicWriter(fileSystem: fileSystem)),
             state: StateDirectory(path: state.path), logger: log.logger)

@@ -24,7 +24,7 @@ final class Sandbox: @unchecked Sendable {  // paths are immutable; files are th
 
     deinit { try? FileManager.default.removeItem(at: root) }
 
-    func updater(fileSystem: FileSystem = PosixFileSystem(), clock: WallClock = SystemClock()) -> StoreUpdater {
+    func updater(fileSystem: any FileSystem = PosixFileSystem(), clock: any WallClock = SystemClock()) -> StoreUpdater {
         let writer = AtomicWriter(fileSystem: fileSystem)
         return StoreUpdater(
             fetcher: CurlFetcher(userAgent: PinKeeperVersion.userAgent),

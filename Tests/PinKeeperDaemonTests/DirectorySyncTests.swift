@@ -126,6 +126,7 @@ struct DirectorySyncTests {
             }
             #expect(error.operation == "cannot fsync directory")
             #expect(error.code == EIO)
+            #expect(error.afterReplacing, "the rename had put the file in place: it was not left as it was")
         }
     }
 }

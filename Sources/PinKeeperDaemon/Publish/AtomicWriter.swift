@@ -93,7 +93,8 @@ public struct AtomicWriter: Sendable {
         deinit { discard() }
 
         /// Renames the file over its target and syncs the directory; returns the identity of the
-        /// file now in place. A failure before the rename removes the temp file.
+        /// file now in place. A failure before the rename removes the temp file; a failed directory
+        /// fsync after it is marked `afterReplacing`, since the new file is then already in place.
         public func commit() throws(FileError) -> FileIdentity {
             guard dir >= 0 else { throw FileError("already committed or discarded", "\(directory)/\(temp)") }
             defer { close(dir); dir = -1 }
@@ -106,7 +107,7 @@ public struct AtomicWriter: Sendable {
             renamed = true
             // Shared with the writers that renamed into the directory meanwhile (DirectorySync).
             let synced = DirectorySync.shared.sync(dir, directory: directory, fileSystem: writer.fileSystem)
-            guard synced == 0 else { throw FileError("cannot fsync directory", directory, code: synced) }
+            guard synced == 0 else { throw FileError("cannot fsync directory", directory, code: synced, afterReplacing: true) }
             return FileIdentity(info)
         }
 

@@ -28,11 +28,15 @@ public struct FileError: Error, CustomStringConvertible, Equatable {
     public var operation: String
     public var path: String
     public var code: Int32
+    /// The rename had already put the new file in place when this failed (the directory fsync
+    /// after it): the file was not left as it was; only whether it survives a power loss is in doubt.
+    public var afterReplacing = false
 
-    public init(_ operation: String, _ path: String, code: Int32 = errno) {
+    public init(_ operation: String, _ path: String, code: Int32 = errno, afterReplacing: Bool = false) {
         self.operation = operation
         self.path = path
         self.code = code
+        self.afterReplacing = afterReplacing
     }
 
     public var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }

@@ -16,14 +16,15 @@ extension StoreUpdater {
         await update(store, from: .file(path: path, body: body))
     }
 
-    /// An imported list that fails: nothing is published or recorded, and the store stays due
-    /// when it was.
+    /// An imported list that fails: nothing is recorded, and the store stays due when it was.
+    /// Nothing is published either, unless the file was replaced and only the directory fsync
+    /// after the rename failed (`replaced`): the error then says the import is in place.
     func rejectedImport(
         _ store: StoreConfig, _ error: UpdateFailure, from source: ListSource, pins: Int,
-        published: CacheFile?, record: StoreState, now: Int64
+        published: CacheFile?, replaced: Bool = false, record: StoreState, now: Int64
     ) -> Report {
         logger.error(
-            "import failed; nothing was published",
+            replaced ? "import published, but the file may not survive a power loss" : "import failed; nothing was published",
             metadata: [
                 "store": "\(store.id)", "result": "\(error.result.rawValue)", "reason": "\(error.reason)", "pins": "\(pins)",
             ].merging(source.logMetadata) { $1 })

@@ -29,6 +29,10 @@ extension StoreUpdater {
         /// FastPathPropertyTests, which hold a static list's fast path to `PinMerger.mergeDecoded`.
         var outcome: PinMerger.Outcome?
         var published: Bool { file != nil }
+        /// The file replaced the published one, but the directory fsync after the rename failed:
+        /// readers use the new pins, which a power loss may still take back. Reported as a failure,
+        /// so that the retry writes and syncs the file again.
+        var unsynced: UpdateFailure?
 
         /// Only an authoritative store can end up without pins: the server's verified list named
         /// none valid. The update publishes that and reports the store empty.
@@ -53,16 +57,25 @@ extension StoreUpdater {
     func fetchAndPublish(
         _ store: StoreConfig, from source: ListSource, published: CacheFile?, record: StoreState, now: Int64
     ) async throws(UpdateFailure) -> Plan {
-        let plan = try await plan(store, from: source, published: published, record: record, now: now, writing: true)
+        var plan = try await plan(store, from: source, published: published, record: record, now: now, writing: true)
         guard let file = plan.file else { return plan }
         do {
             try await BlockingWork.run { [cache, prepared = plan.prepared] () throws(FileError) in
                 if let prepared { try cache.commit(prepared, as: file) } else { try cache.publish(file) }
             }
+        } catch let error where error.afterReplacing {
+            plan.unsynced = UpdateFailure(.writeFailed, Self.unsyncedReason(error, file: cache.filePath(for: store.id)))
         } catch {
             throw UpdateFailure(.writeFailed, "\(error); the published file was left as it was")
         }
         return plan
+    }
+
+    /// A failed directory fsync after the rename: the file was replaced, so "left as it was" would be false.
+    static func unsyncedReason(_ error: FileError, file: String) -> String {
+        "\(file) was replaced with the new pins, which readers already use, but \(error), so a power loss may "
+            + "bring back the previous file; check the file system that holds it (kernel log, disk health): "
+            + "the update is retried, writing and syncing the file again"
     }
 
     /// `writing`: a static list's file may be written (not put in place) while it is verified.

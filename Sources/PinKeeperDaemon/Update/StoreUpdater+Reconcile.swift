@@ -79,6 +79,10 @@ extension StoreUpdater {
             announceChange(
                 store, before: loaded.list.pins.filter { !$0.isExpired(at: now) },
                 after: result.file.list.pins.filter { !$0.isExpired(at: now) })
+        } catch let error where error.afterReplacing {
+            logger.error(
+                "the reconciled cache file replaced the old one, but may not survive a power loss",
+                metadata: ["store": "\(store.id)", "file": "\(file)", "reason": "\(Self.unsyncedReason(error, file: file))"])
         } catch {
             logger.error(
                 "cannot publish the reconciled cache file; readers keep the old pins until it can be written",

@@ -72,6 +72,7 @@ public struct StoreUpdater: Sendable {
         if probeRefresh { record.countProbeRefresh() }
         let validBefore = loaded.published?.list.pins.filter { !$0.isExpired(at: now) } ?? []
         var validNow = validBefore
+        var inPlace = loaded.published  // the file readers have after this attempt
         do throws(UpdateFailure) {
             if let lockFailure { throw UpdateFailure(.writeFailed, "\(lockFailure); the published file was left as it was") }
             if let refusal = loaded.refusal { throw refusal }
@@ -81,6 +82,10 @@ public struct StoreUpdater: Sendable {
             if plan.published {
                 announceChange(store, before: validBefore, after: plan.pins)
                 await syncEnvoySecrets(store, now: now)
+            }
+            if let unsynced = plan.unsynced {
+                (validNow, inPlace) = (plan.pins, plan.file)  // in place, though perhaps not durable
+                throw unsynced
             }
             if let empty = plan.emptyStore {
                 validNow = []  // published: readers answer empty, as the server's list says
@@ -94,9 +99,10 @@ public struct StoreUpdater: Sendable {
         } catch {
             if case .file = source {
                 return rejectedImport(
-                    store, error, from: source, pins: validNow.count, published: loaded.published, record: record, now: now)
+                    store, error, from: source, pins: validNow.count, published: inPlace,
+                    replaced: inPlace != loaded.published, record: record, now: now)
             }
-            return await failed(store, error, record: record, validPins: validNow, published: loaded.published, now: now)
+            return await failed(store, error, record: record, validPins: validNow, published: inPlace, now: now)
         }
     }
 

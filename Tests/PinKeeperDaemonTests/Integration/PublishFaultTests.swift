@@ -7,7 +7,8 @@ import Testing
 
 /// A disk that fails where a real one would: through the file-system seam.
 struct FailingFileSystem: FileSystem {
-    enum Step: Sendable { case create, write, rename }
+    /// `directorySync`: only the fsync of a directory, which comes after the rename.
+    enum Step: Sendable { case create, write, rename, directorySync }
     var failing: Step
     var code: Int32
     let real = PosixFileSystem()
@@ -19,7 +20,11 @@ struct FailingFileSystem: FileSystem {
     func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
         failing == .write ? Int(fail()) : real.write(fd, bytes)
     }
-    func fsync(_ fd: Int32) -> Int32 { real.fsync(fd) }
+    func fsync(_ fd: Int32) -> Int32 {
+        var info = stat()
+        let isDirectory = fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+        return failing == .directorySync && isDirectory ? fail() : real.fsync(fd)
+    }
     func rename(_ directory: Int32, _ from: String, _ to: String) -> Int32 {
         failing == .rename ? fail() : real.rename(directory, from, to)
     }
@@ -59,6 +64,25 @@ struct PublishFaultTests {
         #expect(leftovers.isEmpty)
         #expect(sandbox.log.errors(store: "disk").count == 1)
         #expect(sandbox.savedState("disk").retryAt != nil)
+    }
+
+    @Test("a directory fsync failing after the rename says the file was replaced, not left as it was, and retries")
+    func directorySyncFailsAfterRename() async throws {
+        let disk = FailingFileSystem(failing: .directorySync, code: EIO)
+        let (sandbox, before, report) = try await secondUpdate("unsynced", fileSystem: disk)
+        #expect(report.result == .writeFailed)
+        let reason = report.reason ?? ""
+        #expect(!reason.contains("left as it was"), "the new file is in place: \(reason)")
+        #expect(reason.contains("\(sandbox.cacheFile("unsynced").path) was replaced"), "\(reason)")
+        #expect(reason.contains("power loss") && reason.contains(String(cString: strerror(EIO))), "\(reason)")
+        #expect(sandbox.cacheBytes("unsynced") != before)
+        let published = try sandbox.published("unsynced").list.pins
+        #expect(published.map(\.fingerprintBase64).contains(Lists.fingerprint(2)))
+        #expect(report.pins == published.count, "readers already use the new pins")
+        let state = sandbox.savedState("unsynced")
+        #expect(state.lastReason == reason)
+        #expect(state.retryAt != nil, "retried, so that the file is written and synced again")
+        #expect(sandbox.log.errors(store: "unsynced").count == 1)
     }
 
     @Test(

@@ -127,6 +127,7 @@ extension CacheReader {
         return 0
     }
 
-    /// A cache file is a few hundred bytes per pin; anything this large is not one.
-    static let maximumFileSize = 64 << 20
+    /// A cache file is a few hundred bytes per pin; anything this large is not one. Public so
+    /// that the daemon reads and writes by this same limit: it never publishes a larger file.
+    public static let maximumFileSize = 64 << 20
 }

@@ -10,6 +10,9 @@ public struct CacheDirectory: Sendable {
     let memo = FileMemo<CacheFile>()
     /// Set for the length of a pass: the directory's temp files, listed once for all its stores.
     public var passListing: TempListing?
+    /// The largest file a publish writes: the limit every reader enforces (`CacheReader`), so
+    /// that no reader is handed a file it refuses. Lowered only by tests, to reach it with a short list.
+    var maximumFileSize = CacheReader.maximumFileSize
 
     public init(path: String, writer: AtomicWriter = AtomicWriter()) {
         self.path = path
@@ -68,10 +71,13 @@ public struct CacheDirectory: Sendable {
 
     /// Written in pieces as they are encoded: a 100,000-entry file is about 25 MB.
     public func publish(_ cache: CacheFile) throws(FileError) {
-        let identity = try writer.write(to: fileName(for: cache.metadata.store), in: path) { (append) throws(FileError) in
-            try cache.encode(inPiecesOf: Self.pieceSize) { (piece) throws(FileError) in try append(piece) }
+        let store = cache.metadata.store
+        let identity = try writer.write(to: fileName(for: store), in: path) { (append) throws(FileError) in
+            var size = 0
+            try cache.encode(inPiecesOf: Self.pieceSize) { (piece) throws(FileError) in try bounded(piece, size: &size, append) }
+            try refuseOversized(store, size: size)
         }
-        memo.remember(cache, identity: identity, for: filePath(for: cache.metadata.store))
+        memo.remember(cache, identity: identity, for: filePath(for: store))
     }
 
     /// The file a `publish` of `pins` (in published order, made one at a time) would write,
@@ -81,10 +87,33 @@ public struct CacheDirectory: Sendable {
         pins: some Sequence<Pin>, domainsConfig: DomainsConfig?, metadata: CacheFile.Metadata
     ) throws(FileError) -> AtomicWriter.PreparedFile {
         try writer.prepare(to: fileName(for: metadata.store), in: path) { (append) throws(FileError) in
+            var size = 0
             try CacheFile.encode(pins: pins, domainsConfig: domainsConfig, metadata: metadata, inPiecesOf: Self.pieceSize) {
-                (piece) throws(FileError) in try append(piece)
+                (piece) throws(FileError) in try bounded(piece, size: &size, append)
             }
+            try refuseOversized(metadata.store, size: size)
         }
+    }
+
+    /// Hands a piece to `append` while the file, `size` bytes so far, stays within `maximumFileSize`;
+    /// past it, the rest is only counted, for `refuseOversized` to say how large the file would be.
+    private func bounded(_ piece: [UInt8], size: inout Int, _ append: (any ContiguousBytes) throws(FileError) -> Void) throws(FileError) {
+        size += piece.count
+        if size <= maximumFileSize { try append(piece) }
+    }
+
+    /// Refuses a file larger than every reader accepts: the writer then removes its temp file and
+    /// the published file stays as it was. Merges keep every unexpired pin, so a file can outgrow
+    /// the limit although no single response did.
+    private func refuseOversized(_ store: String, size: Int) throws(FileError) {
+        guard size > maximumFileSize else { return }
+        throw FileError(
+            "refusing to publish", filePath(for: store), code: EFBIG,
+            explanation: "the pins of store '\(store)' (the list just fetched merged with the unexpired pins of earlier ones) "
+                + "make a file of \(size) bytes, more than the \(maximumFileSize) bytes every reader accepts, so every reader "
+                + "would refuse it; have the pinning service list fewer entries or split them over several stores, set "
+                + "authoritative = true (challenge mode) so that pins the service no longer lists are dropped, or lower "
+                + "max_response_size so that such a list is refused as soon as it is fetched")
     }
 
     /// Puts a prepared file in place as the publication of `cache`, which must be what it holds.

@@ -31,13 +31,16 @@ public struct FileError: Error, CustomStringConvertible, Equatable {
     /// The rename had already put the new file in place when this failed (the directory fsync
     /// after it): the file was not left as it was; only whether it survives a power loss is in doubt.
     public var afterReplacing = false
+    /// Said instead of the errno's text, for a refusal that no system call made.
+    public var explanation: String?
 
-    public init(_ operation: String, _ path: String, code: Int32 = errno, afterReplacing: Bool = false) {
+    public init(_ operation: String, _ path: String, code: Int32 = errno, afterReplacing: Bool = false, explanation: String? = nil) {
         self.operation = operation
         self.path = path
         self.code = code
         self.afterReplacing = afterReplacing
+        self.explanation = explanation
     }
 
-    public var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+    public var description: String { "\(operation) \(path): \(explanation ?? String(cString: strerror(code)))" }
 }

@@ -21,7 +21,8 @@ struct ReadLimit: Sendable, Equatable {
 
     /// A published list: the reader library's own limit (`CacheReader.maximumFileSize`), so the
     /// daemon builds on no file that its readers refuse. A larger file counts as corrupt.
-    static let cacheFile = ReadLimit(bytes: 64 << 20, kind: "a cache file", remedy: "a verified update replaces it")
+    static let cacheFile = ReadLimit(
+        bytes: CacheReader.maximumFileSize, kind: "a cache file", remedy: "a verified update replaces it")
     /// A few numbers, one reason line and the list's validators: a few hundred bytes, and at most
     /// about 200 KiB with an ETag at libcurl's 100 KiB header limit, escaped for JSON. JSONDecoder
     /// needs several times the file's size while it parses.

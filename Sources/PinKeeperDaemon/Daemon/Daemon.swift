@@ -302,6 +302,9 @@ struct DaemonLoop {
         if let source = cache?.metadata.source, source != store.url {
             logger.info("the store's url changed since its last update; updating it now", metadata: ["store": "\(store.id)"])
             due = min(due, now)
+        } else if due > now, let change = FetchSettings.changeSinceLastFetch(store, recorded: state.fetchSettings) {
+            logger.info("\(change)", metadata: ["store": "\(store.id)"])  // likewise any other fetch setting (FetchSettings)
+            due = now
         }
         // Likewise `authoritative` turned on: the cached pins the service no longer lists go now.
         if store.policy.authoritative && state.authoritative != true && validPins > 0 {

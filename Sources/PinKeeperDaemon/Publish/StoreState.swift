@@ -29,6 +29,9 @@ public struct StoreState: Codable, Sendable, Equatable {
     /// running out before the next update (`min_probe_refresh`); nil before the first. Kept
     /// here, where the update itself counts it under the store's lock, so `status` reads it.
     public var probeRefreshes: Int?
+    /// `FetchSettings` digest of the settings the last fetch used (nil in files written before
+    /// pinkeeper recorded it): when the configured ones differ at start, the store is fetched then.
+    public var fetchSettings: String?
 
     public init() {}
 

@@ -70,6 +70,8 @@ public struct StoreUpdater: Sendable {
         var record = loaded.record
         record.lastAttempt = now
         if probeRefresh { record.countProbeRefresh() }
+        // An import fetches nothing: the next start must still see settings no fetch has used yet.
+        if case .server = source { record.fetchSettings = await BlockingWork.run { FetchSettings.digest(of: store) } }
         let validBefore = loaded.published?.list.pins.filter { !$0.isExpired(at: now) } ?? []
         var validNow = validBefore
         var inPlace = loaded.published  // the file readers have after this attempt

@@ -8,6 +8,11 @@ func saveOrWarn(
 ) {
     do {
         try save()
+    } catch let error where error.afterReplacing {
+        // Written and in place; only the directory fsync after the rename failed.
+        logger.warning(
+            "saved \(what), but a power loss may undo it; check the file system that holds it",
+            metadata: ["store": "\(store)", "reason": "\(error)"])
     } catch {
         logger.warning("cannot save \(what); \(consequence)", metadata: ["store": "\(store)", "reason": "\(error)"])
     }

@@ -85,6 +85,23 @@ struct PublishFaultTests {
         #expect(sandbox.log.errors(store: "unsynced").count == 1)
     }
 
+    @Test("a state file whose directory fsync fails after the rename is reported saved but perhaps not durable, not lost")
+    func stateDirectorySyncFails() async throws {
+        let server = try FixtureServer(), sandbox = try Sandbox()
+        try server.route("st", Lists.route(entries: [Lists.entry("api.example.com", 1)]))
+        var updater = sandbox.updater()
+        let disk = FailingFileSystem(failing: .directorySync, code: EIO)
+        updater.state = StateDirectory(path: sandbox.state.path, writer: AtomicWriter(fileSystem: disk))
+        #expect(await updater.update(try sandbox.store("st", url: server.url("st"))).result == .ok)
+        let warnings = sandbox.log.warnings(store: "st").map(\.message)
+        #expect(warnings == ["saved store state, but a power loss may undo it; check the file system that holds it"], "\(warnings)")
+        guard case .known(let state) = StateDirectory(path: sandbox.state.path).read(store: "st") else {
+            Issue.record("the state file is not in place")
+            return
+        }
+        #expect(state.lastResult == .ok)
+    }
+
     @Test(
         "a cache directory writable by other users or by its group is refused",
         arguments: [

@@ -14,7 +14,8 @@
 #      read-only, without network, and answers `trusted` (and `untrusted` for a pin it lacks);
 #      the orphan that a change hook leaves is reaped by tini (and stays a zombie in a control
 #      container without tini); the health check (and its failure for a store without pins);
-#      a ConfigMap-style swap of ..data that adds a store, which is then published; the log
+#      a ConfigMap-style swap of ..data that adds a store, in a configuration without the
+#      watch_configuration key (the image's CMD watches it), which is then published; the log
 #      lines on stderr (podman logs) with their fields; an arbitrary UID (--user 4242, its
 #      volumes chowned by an init step); `podman stop` ends the daemon with exit status 0
 #      within 2 s.
@@ -88,7 +89,7 @@ label() { podman image inspect --format "{{index .Labels \"org.opencontainers.im
 problems=''
 [[ $user == "$uid:$uid" ]] || problems+="User is '$user'; "
 [[ $entrypoint == '["/usr/bin/tini","--","pinkeeper"]' ]] || problems+="Entrypoint is $entrypoint; "
-[[ $cmd == '["run"]' ]] || problems+="Cmd is $cmd; "
+[[ $cmd == '["run","--watch-configuration"]' ]] || problems+="Cmd is $cmd; "
 [[ $health == *'pinkeeper status'* ]] || problems+="no HEALTHCHECK running pinkeeper status ($health); "
 for v in /etc/pinkeeper /var/cache/pinkeeper /var/lib/pinkeeper; do [[ $volumes == *"\"$v\""* ]] || problems+="no volume $v; "; done
 [[ $(label version) == "$version" ]] || problems+="label version '$(label version)', not $version; "
@@ -112,7 +113,9 @@ echo "https://localhost:$FIXTURE_PORT (PID $FIXTURE_PID)"
 staged=$work/configmap
 rm -rf "$staged"
 mkdir -p "$staged/stores.d"
-cp packaging/container/pinkeeper.toml "$staged/pinkeeper.toml"
+# Without a watch_configuration key, as a user's own configuration (the README's minimal one)
+# mounted over the image's file: the image's CMD (run --watch-configuration) must still watch it.
+grep -v '^[[:space:]]*watch_configuration' packaging/container/pinkeeper.toml >"$staged/pinkeeper.toml"
 cp "$FIXTURE_CA/ca.pem" "$staged/test-ca.pem"
 fixture_store_toml fixture "app/init?appName=fixture" challenge /etc/pinkeeper/test-ca.pem >"$staged/stores.d/fixture.toml"
 echo 'on_change = ["/usr/local/bin/orphan-hook"]' >>"$staged/stores.d/fixture.toml"
@@ -319,8 +322,17 @@ step "a ConfigMap update: ..data swapped to a version with one more store"
 fixture_store_toml fixture-static static static /etc/pinkeeper/test-ca.pem >"$staged/stores.d/fixture-static.toml"
 configmap_publish
 why=''
-if wait_for_file "$cache/fixture-static.json" 20 && why=$(cache_has_pins "$cache/fixture-static.json" "$fp3"); then
-    check_pass configmap-swap "after the ..data swap the new store was published without a signal: $why"
+if grep -qE '^[[:space:]]*watch_configuration' "$staged/pinkeeper.toml"; then
+    check_fail configmap-swap "the mounted pinkeeper.toml sets watch_configuration, so this proves nothing of the image's CMD"
+elif wait_for_file "$cache/fixture-static.json" 20 && why=$(cache_has_pins "$cache/fixture-static.json" "$fp3"); then
+    changed=$(podman logs "$daemon" 2>&1 | grep 'msg="configuration changed; reloading"' |
+        grep -m1 -E ' file=/etc/pinkeeper/\.\.data( |$)')
+    if [[ -n $changed ]]; then
+        detail="with no watch_configuration key in the mounted file, after the ..data swap the daemon logged '$changed'"
+        check_pass configmap-swap "$detail and published the new store without a signal: $why"
+    else
+        check_fail configmap-swap "the new store was published, but the log has no 'configuration changed; reloading' for ..data"
+    fi
 else
     check_fail configmap-swap \
         "no fixture-static.json 20 s after the ..data swap: ${why:-missing}; log: $(podman logs --tail 3 "$daemon" 2>&1 | one_line)"

@@ -34,9 +34,10 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Loads the configuration or exits with EX_CONFIG (78) after one line naming the problem.
-    func loadConfiguration() throws -> Configuration {
+    /// `watchByDefault`: `run --watch-configuration` (`ConfigLoader.load`).
+    func loadConfiguration(watchByDefault: Bool = false) throws -> Configuration {
         do {
-            return try ConfigLoader.load(path: configPath)
+            return try ConfigLoader.load(path: configPath, watchByDefault: watchByDefault)
         } catch {
             StandardError.write("pinkeeper: \(error)\n")
             throw ExitCode(78)

@@ -16,10 +16,20 @@ struct Run: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    // The container image's CMD: a ConfigMap mounted over /etc/pinkeeper replaces the image's
+    // own pinkeeper.toml, and with it the image's watch_configuration = true.
+    @Flag(
+        name: .long,
+        help: """
+            Watch the configuration files (reload when they change) unless the configuration sets \
+            watch_configuration = false; without this option an absent watch_configuration means no watching.
+            """)
+    var watchConfiguration = false
+
     func run() async throws {
         // Taken before each read of the configuration, for ConfigWatcher (changes it did not see).
         let lastRead = Mutex(ConfigSnapshot.take(configPath: global.configPath))
-        let configuration = try global.loadConfiguration()
+        let configuration = try global.loadConfiguration(watchByDefault: watchConfiguration)
         // EX_CANTCREAT: systemd restarts the service (only 78 stops it), which may find the directory fixed.
         try global.workAsServiceUser(configuration, failureStatus: 73)
         try global.prepareDirectories(configuration, failureStatus: 73)
@@ -39,6 +49,7 @@ struct Run: AsyncParsableCommand {
             throw ExitCode(71)  // EX_OSERR: systemd restarts the service
         }
         let path = global.configPath
+        let watchByDefault = watchConfiguration
         // One for the daemon's lifetime: a reload must not lose track of a store's running hook.
         let hooks = ChangeHooks(logger: logger, configurationFiles: configuration.sources)
         var daemon = Daemon(
@@ -46,7 +57,7 @@ struct Run: AsyncParsableCommand {
             reload: {
                 let snapshot = ConfigSnapshot.take(configPath: path)
                 lastRead.withLock { $0 = snapshot }
-                return Result { () throws(ConfigError) in try Self.reload(path) }
+                return Result { () throws(ConfigError) in try Self.reload(path, watchByDefault: watchByDefault) }
             },
             makeUpdater: { makeUpdater($0, logger: logger, hooks: hooks) },
             notifier: SystemdNotifier(), logger: logger)
@@ -70,8 +81,8 @@ struct Run: AsyncParsableCommand {
 
     /// A reloaded configuration may name new directories: they are made ready before it is
     /// accepted, or the reload fails and the running configuration stays.
-    private static func reload(_ path: String) throws(ConfigError) -> Configuration {
-        let configuration = try ConfigLoader.load(path: path)
+    private static func reload(_ path: String, watchByDefault: Bool) throws(ConfigError) -> Configuration {
+        let configuration = try ConfigLoader.load(path: path, watchByDefault: watchByDefault)
         do {
             try DataDirectories.prepare(configuration)
         } catch {

@@ -13,6 +13,8 @@ struct ConfigFixture {
     var files: [String: String] = [:]
     var rawMain: Data?
     var environment: [String: String] = [:]
+    /// `run --watch-configuration`.
+    var watchByDefault = false
 
     struct Loaded {
         var result: Result<Configuration, ConfigError>
@@ -40,7 +42,7 @@ struct ConfigFixture {
         for (name, content) in dropIns { try write("stores.d/" + name, text(content)) }
         try write("pinkeeper.toml", rawMain ?? text(main))
         let result = Result { () throws(ConfigError) in
-            try ConfigLoader.load(path: dir + "/pinkeeper.toml", environment: environment)
+            try ConfigLoader.load(path: dir + "/pinkeeper.toml", environment: environment, watchByDefault: watchByDefault)
         }
         return Loaded(result: result, dir: dir)
     }
@@ -294,6 +296,14 @@ struct ConfigTests {
     @Test(arguments: [true, false])
     func watchConfigurationIsRead(_ value: Bool) throws {
         #expect(try Self.load("watch_configuration = \(value)\n" + Self.store()).config().watchConfiguration == value)
+    }
+
+    /// `run --watch-configuration` (the container image's CMD): an absent key means watching, a
+    /// written key still decides, false included.
+    @Test(arguments: [("", true), ("watch_configuration = false\n", false), ("watch_configuration = true\n", true)])
+    func watchByDefaultYieldsToTheKey(_ line: String, _ watching: Bool) throws {
+        let fixture = ConfigFixture(main: line + Self.store(), watchByDefault: true)
+        #expect(try fixture.load().config().watchConfiguration == watching)
     }
 
     @Test(arguments: ["\"true\"", "1", "\"yes\""])

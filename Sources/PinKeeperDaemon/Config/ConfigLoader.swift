@@ -14,9 +14,11 @@ public enum ConfigLoader {
     /// The keys of `[defaults]`, which every store may set too.
     static let defaultsKeys = PolicyKeys.all + ProbeKeys.all
 
-    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
-        throws(ConfigError) -> Configuration
-    {
+    /// `watchByDefault`: what an absent `watch_configuration` means (`run --watch-configuration`,
+    /// as the container image runs it); the key, when written, always decides.
+    public static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment, watchByDefault: Bool = false
+    ) throws(ConfigError) -> Configuration {
         let main = try parse(file: path)
         try checkKeys(main, allowed: topLevelKeys + ["defaults", "stores"], file: path)
         var defaults = UpdatePolicy()
@@ -48,7 +50,7 @@ public enum ConfigLoader {
             metricsFile: try absolutePath(main, "metrics_file", file: path),
             concurrency: try concurrency(main, file: path),
             logFormat: try logFormat(main, file: path),
-            watchConfiguration: try flag(main, "watch_configuration", file: path) ?? false,
+            watchConfiguration: try flag(main, "watch_configuration", file: path) ?? watchByDefault,
             envoySDSDirectory: try absolutePath(main, "envoy_sds_directory", file: path),
             user: try UserKey.read(main, file: path),
             stores: stores.values.sorted { $0.id < $1.id },

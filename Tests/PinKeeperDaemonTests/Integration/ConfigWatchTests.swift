@@ -17,16 +17,17 @@ struct ConfigWatchTests {
         for id in ["a", "b"] { try server.route(id, Lists.route(entries: [Lists.entry("\(id).example.com", 1)])) }
     }
 
-    func main(watch: Bool) -> String {
-        "cache_directory = \"\(sandbox.cache.path)\"\nstate_directory = \"\(sandbox.state.path)\"\nwatch_configuration = \(watch)\n"
-            + Sandbox.userLine
+    /// `watch`: the value of watch_configuration; nil leaves the key out.
+    func main(watch: Bool?) -> String {
+        "cache_directory = \"\(sandbox.cache.path)\"\nstate_directory = \"\(sandbox.state.path)\"\n"
+            + (watch.map { "watch_configuration = \($0)\n" } ?? "") + Sandbox.userLine
     }
 
     func store(_ id: String) -> String { sandbox.storeTable((id, server.url(id), "challenge")) }
 
-    func start(_ config: String) throws -> (DaemonProcess, NotifySocket) {
+    func start(_ config: String, arguments: [String] = []) throws -> (DaemonProcess, NotifySocket) {
         let socket = try NotifySocket()
-        let daemon = try DaemonProcess(config: config, environment: ["NOTIFY_SOCKET": socket.address])
+        let daemon = try DaemonProcess(config: config, environment: ["NOTIFY_SOCKET": socket.address], arguments: arguments)
         let ready = socket.collect(until: { $0.contains("READY=1") }, timeout: 15)
         try #require(ready.last?.contains("READY=1") == true, "got \(ready)")
         return (daemon, socket)
@@ -132,6 +133,41 @@ struct ConfigWatchTests {
         #expect(
             lines.filter { $0["msg"] == "configuration changed; reloading" }.compactMap { $0["file"] }
                 == [config, b.path, b.path], "\(lines.map(\.pairs))")
+    }
+
+    @Test(
+        """
+        run --watch-configuration (the image's CMD) watches a configuration without the key, after a reload too\
+        ; an explicit watch_configuration = false still turns it off
+        """
+    )
+    func watchConfigurationOption() throws {
+        var volume = try KubeletVolume(
+            at: sandbox.root.appendingPathComponent("volume"), files: ["pinkeeper.toml": main(watch: nil), "stores.d/a.toml": store("a")])
+        let (daemon, socket) = try start(volume.configPath, arguments: ["--watch-configuration"])
+        try volume.update(["pinkeeper.toml": main(watch: nil), "stores.d/a.toml": store("a"), "stores.d/b.toml": store("b")])
+        #expect(reloaded(socket).first?.hasPrefix("RELOADING=1") == true)
+        #expect(socket.collect(until: { $0.hasPrefix("STATUS=2 stores: 2 fresh") }, timeout: 10).last?.hasPrefix("STATUS=2") == true)
+
+        // Still without the key after that reload: still watching. Then the key set to false: that
+        // reload applies it, and the next change is not noticed.
+        try volume.update(["pinkeeper.toml": main(watch: false), "stores.d/a.toml": store("a"), "stores.d/b.toml": store("b")])
+        #expect(reloaded(socket).first?.hasPrefix("RELOADING=1") == true)
+        try volume.update(["pinkeeper.toml": main(watch: false), "stores.d/a.toml": store("a")])
+        #expect(!socket.collect(until: { _ in false }, timeout: 2).contains { $0.hasPrefix("RELOADING=1") })
+        let lines = stop(daemon)
+        #expect(lines.filter { $0["msg"] == "configuration changed; reloading" }.count == 2, "\(lines.map(\.pairs))")
+    }
+
+    @Test("run --watch-configuration with watch_configuration = false from the start: nothing reloads by itself")
+    func watchConfigurationOptionOverruled() throws {
+        var volume = try KubeletVolume(
+            at: sandbox.root.appendingPathComponent("volume"), files: ["pinkeeper.toml": main(watch: false), "stores.d/a.toml": store("a")])
+        let (daemon, socket) = try start(volume.configPath, arguments: ["--watch-configuration"])
+        try volume.update(["pinkeeper.toml": main(watch: nil), "stores.d/a.toml": store("a"), "stores.d/b.toml": store("b")])
+        #expect(!socket.collect(until: { _ in false }, timeout: 2).contains { $0.hasPrefix("RELOADING=1") })
+        let lines = stop(daemon)
+        #expect(lines.filter { $0["msg"] == "configuration changed; reloading" }.isEmpty, "\(lines.map(\.pairs))")
     }
 
     @Test("with watch_configuration = false nothing reloads by itself; a reload that turns it on starts the watching")

@@ -10,10 +10,11 @@ final class DaemonProcess: @unchecked Sendable {  // used by one test at a time
 
     /// `launcher`: a program and its arguments that end by exec'ing the rest of the command line
     /// (`setpriv …`), so that `pid` and the exit status are the daemon's own.
-    init(config: String, environment: [String: String] = [:], launcher: [String] = []) throws {
+    /// `arguments`: more options of `run`.
+    init(config: String, environment: [String: String] = [:], launcher: [String] = [], arguments: [String] = []) throws {
         // A launcher may drop to another user, who cannot reach a binary inside a 0700 clone.
         let binary = launcher.isEmpty ? TestEnvironment.binary : TestEnvironment.binaryForOtherUsers
-        let command = launcher + [binary, "run", "--config", config]
+        let command = launcher + [binary, "run", "--config", config] + arguments
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment

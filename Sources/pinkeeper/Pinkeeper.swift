@@ -45,13 +45,14 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Creates and checks the cache and state directories, or exits with `status` after one
-    /// line naming the directory and the problem.
+    /// line naming the directory and the problem; with EX_CONFIG (78) for a listed private
+    /// volume that is none, which no restart fixes.
     func prepareDirectories(_ configuration: Configuration, failureStatus status: Int32) throws {
         do {
             try DataDirectories.prepare(configuration)
         } catch {
             StandardError.write("pinkeeper: \(error)\n")
-            throw ExitCode(status)
+            throw ExitCode(error.isConfigurationError ? 78 : status)
         }
     }
 

@@ -7,10 +7,14 @@
 # 1.29 (the oldest release whose native sidecars, deployment.yaml's restartPolicy: Always
 # initContainer, are on by default) and for the newest release the package knows. Then the
 # configuration the pods would mount, projected as kubelet lays it out, through `pinkeeper
-# check-config` of a debug build (scripts/check-k8s-config.py).
+# check-config` of a debug build (scripts/check-k8s-config.py). Then the pods that must fit Pod
+# Security "restricted" (K8S_RESTRICTED, the sidecar) against that profile's fields, and that
+# only the daemon mounts its volumes writable (scripts/check-pod-security.py).
 
 K8S_MANIFESTS = $(sort $(wildcard $(PK_TOP)/packaging/kubernetes/*/*.yaml))
 K8S_VERSIONS ?= 1.29.0 latest
+# The DaemonSet needs hostPath, so a privileged namespace; the sidecar fits "restricted".
+K8S_RESTRICTED = $(PK_TOP)/packaging/kubernetes/sidecar/deployment.yaml
 
 .PHONY: k8s-check
 
@@ -23,3 +27,4 @@ k8s-check:
 	  echo "k8s-check: $(words $(K8S_MANIFESTS)) manifests valid (--strict) for Kubernetes $$v"; done
 	@$(SWIFT) build $(SWIFT_FLAGS) --product pinkeeper >/dev/null
 	@$(PK_TOP)/scripts/check-k8s-config.py "$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/pinkeeper" $(K8S_MANIFESTS)
+	@$(PK_TOP)/scripts/check-pod-security.py $(K8S_RESTRICTED)

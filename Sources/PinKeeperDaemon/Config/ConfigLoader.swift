@@ -9,7 +9,7 @@ public enum ConfigLoader {
     /// The daemon-wide keys, which only the main file may set, above its first table.
     static let topLevelKeys = [
         "cache_directory", "state_directory", "metrics_file", "concurrency", "log_format", "watch_configuration", "user",
-        "envoy_sds_directory",
+        "envoy_sds_directory", "private_volumes",
     ]
     /// The keys of `[defaults]`, which every store may set too.
     static let defaultsKeys = PolicyKeys.all + ProbeKeys.all
@@ -53,9 +53,11 @@ public enum ConfigLoader {
             watchConfiguration: try flag(main, "watch_configuration", file: path) ?? watchByDefault,
             envoySDSDirectory: try absolutePath(main, "envoy_sds_directory", file: path),
             user: try UserKey.read(main, file: path),
+            privateVolumes: try PrivateVolumesKey.read(main, file: path),
             stores: stores.values.sorted { $0.id < $1.id },
             sources: sources)
         try FileClaims.check(configuration, mainFile: path)
+        try PrivateVolumesKey.check(configuration, file: path)
         return configuration
     }
 

@@ -15,6 +15,9 @@ public struct Configuration: Sendable {
     public var envoySDSDirectory: String?
     /// `user`: whom to work as when started as root (nil: the owner of the cache directory).
     public var user: ConfiguredUser? = nil
+    /// `private_volumes`: mount points only this pod reaches, accepted as an ancestor of the
+    /// directories pinkeeper writes although others may write them (`PrivateVolumes`).
+    public var privateVolumes: [String] = []
     /// Stores in id order.
     public var stores: [StoreConfig]
     /// The files this configuration was read from, for messages.

@@ -5,20 +5,30 @@ import Glibc
 /// and checked so that a problem is one clear error at start instead of a failure per store.
 public enum DataDirectories {
     public struct Problem: Error, CustomStringConvertible, Equatable {
-        /// The configuration key naming the directory: `cache_directory` or `state_directory`.
+        /// The configuration key naming the directory (`cache_directory`, `state_directory`, ...),
+        /// or `private_volumes` for a listed volume that is none.
         public var key: String
         public var description: String
+
+        /// A listed private volume that is not one: the configuration is wrong, not the disk.
+        public var isConfigurationError: Bool { key == PrivateVolumesKey.key }
     }
 
     public static func prepare(_ configuration: Configuration) throws(Problem) {
-        try prepare(configuration.cacheDirectory, key: "cache_directory", role: "cache directory")
-        try prepare(configuration.stateDirectory, key: "state_directory", role: "state directory")
+        let volumes = try PrivateVolumes.verify(configuration.privateVolumes)
+        try prepare(configuration.cacheDirectory, key: "cache_directory", role: "cache directory", volumes: volumes)
+        try prepare(configuration.stateDirectory, key: "state_directory", role: "state directory", volumes: volumes)
         if let envoy = configuration.envoySDSDirectory {
-            try prepare(envoy, key: "envoy_sds_directory", role: "Envoy secret directory")
+            try prepare(envoy, key: "envoy_sds_directory", role: "Envoy secret directory", volumes: volumes)
+        }
+        // The metrics file's directory is the operator's (node_exporter's) elsewhere; inside a
+        // private volume, whose own directory MetricsFile.writer refuses, pinkeeper makes its own.
+        if let metrics = configuration.metricsFile, volumes.holds(PrivateVolumesKey.parent(of: metrics)) {
+            try prepare(PrivateVolumesKey.parent(of: metrics), key: "metrics_file", role: "metrics directory", volumes: volumes)
         }
     }
 
-    static func prepare(_ path: String, key: String, role: String) throws(Problem) {
+    static func prepare(_ path: String, key: String, role: String, volumes: PrivateVolumes = PrivateVolumes()) throws(Problem) {
         func problem(_ text: String) -> Problem { Problem(key: key, description: "the \(role) \(path) \(text)") }
         if let failure = createWithParents(path) {
             throw problem("cannot be created: \(failure.description)")
@@ -26,6 +36,10 @@ public enum DataDirectories {
         var info = stat()
         guard stat(path, &info) == 0 else { throw problem("cannot be examined: \(errorText(errno))") }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw problem("is not a directory") }
+        if volumes.isVolume(path) {
+            throw problem(
+                "is refused: it is a private volume itself (private_volumes); name a directory inside it, which pinkeeper creates")
+        }
         if let owner = AtomicWriter.foreignOwner(info.st_uid) {
             throw problem(
                 "is refused: it is owned by \(owner), who could replace the files in it"
@@ -47,17 +61,19 @@ public enum DataDirectories {
             // chmod alone would leave it root's and unwritable: the owner is what must change.
             throw problem("is refused: it is \(user(info.st_uid))'s, \(mode), so others could replace the files in it (\(ownershipFix))")
         }
-        if let parent = othersWritableAncestor(of: path) {
+        if let parent = othersWritableAncestor(of: path, except: volumes) {
             throw problem(
                 "is refused: its ancestor \(parent) is writable by other users without the sticky bit, "
-                    + "so they could replace the directory (chmod o-w or +t \(parent))")
+                    + "so they could replace the directory (chmod o-w or +t \(parent); or, if it is a volume "
+                    + "that only this pod mounts, such as a Kubernetes emptyDir, list it in private_volumes)")
         }
     }
 
     /// The first directory above `path`, along the path as written and along its resolved form,
     /// that anyone may write without the sticky bit: whoever can rename entries there can swap
     /// our directory for one of theirs. Group write is allowed, as on the usual root-owned trees.
-    static func othersWritableAncestor(of path: String) -> String? {
+    /// A verified private volume is skipped: only this pod's containers reach it.
+    static func othersWritableAncestor(of path: String, except volumes: PrivateVolumes = PrivateVolumes()) -> String? {
         let paths = [path] + (realPath(path).map { [$0] } ?? [])
         for candidate in paths where candidate.unicodeScalars.first == "/" {
             var prefix = ""
@@ -68,7 +84,7 @@ public enum DataDirectories {
                 })
             {
                 var info = stat()
-                guard stat(ancestor, &info) == 0 else { continue }
+                guard !volumes.contains(ancestor), stat(ancestor, &info) == 0 else { continue }
                 if info.st_mode & S_IWOTH != 0 && info.st_mode & S_ISVTX == 0 { return ancestor }
             }
         }

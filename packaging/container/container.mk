@@ -22,8 +22,9 @@ export CONTAINERS_CONF ?= $(PK_TOP)/packaging/container/test/containers.conf
 
 .PHONY: image image-build container-deps container-test
 
+# catatonit: the pause process of the pods that `podman kube play` makes (make kube-test).
 container-deps:
-	@$(PK_TOP)/scripts/install-container-deps.sh podman runc
+	@$(PK_TOP)/scripts/install-container-deps.sh podman runc catatonit
 
 image: deb
 	@$(MAKE) --no-print-directory -C $(PK_TOP) image-build

@@ -52,12 +52,18 @@ command -v catatonit >/dev/null || die "catatonit is missing (podman's pod infra
 t_start=$SECONDS
 
 remove_ours() {
-    local yaml
+    local yaml name volumes
+    # The volumes our containers use: a VOLUME of the image that a container does not mount is
+    # an anonymous volume, which `kube down` removes, but not after a failed `kube play`.
+    volumes=$(for name in $(podman ps -a --filter "name=^$prefix" --format '{{.Names}}'); do
+        podman inspect --format '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}' "$name"
+    done)
     for yaml in "$work/play.yaml" "$work/refused.yaml"; do
         [[ -f $yaml ]] && podman kube down "$yaml" >/dev/null 2>&1
     done
-    podman pod rm -f "$pod" "$refused-pod-0" >/dev/null 2>&1
-    podman volume rm -f "$config_volume" "$refused-config" >/dev/null 2>&1
+    # One by one: podman stops at the first name it does not know.
+    for name in $(podman pod ls --filter "name=^$prefix" --format '{{.Name}}'); do podman pod rm -f "$name" >/dev/null 2>&1; done
+    for name in "$config_volume" "$refused-config" $volumes; do podman volume rm -f "$name" >/dev/null 2>&1; done
     rm -rf "$work/emptydir"
 }
 cleanup() {
@@ -114,16 +120,22 @@ configmap["data"]["test-ca.pem"] = open(ca).read()
 if private == "no":
     configmap["data"]["pinkeeper.toml"] = "".join(
         line for line in configmap["data"]["pinkeeper.toml"].splitlines(True) if not line.startswith("private_volumes"))
+# One pod: podman 4.3 makes every replica, and they would share the hostPath directories that
+# stand in for emptyDirs below (each pod has its own emptyDir).
+deployment["spec"]["replicas"] = 1
 # Host networking: the fixture service listens on the host's loopback (in a cluster, the
 # pinning service is reached over the pod network).
 spec["hostNetwork"] = True
 # podman 4.3 runs init containers to completion, one after the other, and knows no
 # restartPolicy on a container: the native sidecar becomes an ordinary container. The
 # application then no longer waits for its startup probe (the test runs the probe's command).
-daemon = next(c for c in spec.pop("initContainers") if c["name"] == "pinkeeper")
+daemon = next(c for c in spec["initContainers"] if c["name"] == "pinkeeper")
 assert daemon.pop("restartPolicy") == "Always"
+spec["initContainers"].remove(daemon)
 spec["containers"].insert(0, daemon)
-for container in spec["containers"]:
+if not spec["initContainers"]:
+    del spec["initContainers"]
+for container in spec.get("initContainers", []) + spec["containers"]:
     # No registry: the image of `make image`.
     container["image"] = image
     # podman 4.3 makes health checks of probes, run by systemd timers; no systemd runs here.
@@ -226,6 +238,14 @@ if [[ $volumes == "pins root 777, pins/pins $uid 755" && $state == *"root 777, s
     check_pass directories "the emptyDirs stay root's 0777; the daemon's own directories in them: $volumes; $state"
 else
     check_fail directories "$volumes; $state"
+fi
+
+metrics=$work/emptydir/$prefix/pinkeeper-metrics/prom/pinkeeper.prom
+if wait_until 10 test -f "$metrics" && grep -q '^pinkeeper_' "$metrics"; then
+    check_pass metrics \
+        "the daemon made prom/ in the metrics emptyDir ($(stat -c '%u %a' "${metrics%/*}")) and writes the metrics file there"
+else
+    check_fail metrics "no metrics file at pinkeeper-metrics/prom/pinkeeper.prom: $(ls -la "${metrics%/*}" 2>&1 | one_line)"
 fi
 
 step "the application reads the pin through the reader, read-only"

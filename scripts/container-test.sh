@@ -172,7 +172,7 @@ podman run -d --name "$control" "${hardened[@]}" --entrypoint /usr/bin/pinkeeper
     "$image" run >"$logs/run-control.log" 2>&1 || die "podman run (control) failed: $(one_line <"$logs/run-control.log")"
 # An arbitrary UID needs the volumes chowned to it first. podman 4.3's `:U` does not do it on a
 # new named volume (it then gives the volume the owner of the image's directory, 60917, after
-# chowning it), so a one-off init step does, as the Kubernetes manifests' initContainer: root,
+# chowning it), so a one-off init step does, as the DaemonSet's initContainer: root,
 # but with only CAP_CHOWN and CAP_FOWNER.
 podman run --rm --network=none --read-only --cap-drop=all --cap-add=CHOWN,FOWNER --health-cmd=none \
     --user 0 --entrypoint /bin/sh \

@@ -216,3 +216,23 @@ def test_one_empty_expected_name_admits_nothing(setup, pki):
                         "--fingerprint", pki.pinned.fingerprint)
     assert (result.returncode, result.stdout) == (1, f"untrusted: '{NAME}' is not among the expected_common_names "
                                                      f"of store '{STORE}'\n")
+
+
+def test_help_says_pins_of_a_removed_key_still_count_and_they_do(tmp_path, pki):
+    # The file names the key that verified each pin, not the keys still configured: a pin of a key
+    # the operator has since removed decides here until the daemon rewrites the file without it.
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    kept, removed = pin(NAME, pki.pinned.fingerprint), pin(NAME, pki.unpinned.fingerprint)
+    kept["key"], removed["key"] = "3f1c0c6a9b2e4d71", "0123456789abcdef"
+    (cache / f"{STORE}.json").write_text(json.dumps(cache_document([kept, removed])))
+    for entry in (kept, removed):
+        answer = python_cli("validate", "--cache-directory", str(cache), "--store", STORE, "--name", NAME,
+                            "--fingerprint", entry["fingerprint"])
+        assert (answer.returncode, answer.stdout) == (0, "trusted\n")
+    shown = python_cli("validate", "--help")
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "Reads no configuration: after a signing key is removed from the daemon's configuration, its pins and its " \
+           "domainsConfig still decide here until the daemon drops them from the file" in text, text
+    assert "`pinkeeper validate` without --cache-directory counts only what the configured keys vouch for" in text, text

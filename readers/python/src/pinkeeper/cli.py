@@ -35,6 +35,15 @@ FINGERPRINT_BASE64 = re.compile(r"[A-Za-z0-9+/]{43}=")
 FINGERPRINT_HEX = re.compile(r"[0-9A-Fa-f]{64}|[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){31}")
 
 
+#: What the daemon drops when a signing key leaves its configuration cannot be told from the file:
+#: it names the key that verified each pin and domainsConfig, not the keys still configured.
+REMOVED_KEYS = ("Reads no configuration: after a signing key is removed from the daemon's configuration, its pins and "
+                "its domainsConfig still decide here until the daemon drops them from the file (when it starts or "
+                "reloads, or at `pinkeeper update`); the file names the key that verified each, not the keys still "
+                "configured. `pinkeeper validate` without --cache-directory counts only what the configured keys "
+                "vouch for.")
+
+
 class UsageError(Exception):
     pass
 
@@ -54,7 +63,8 @@ def parser() -> argparse.ArgumentParser:
     commands = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
     validate = commands.add_parser(
         "validate", allow_abbrev=False, description="Answer trusted, untrusted or empty for a certificate of a host, "
-        "from the published cache (Wultra semantics and docs/protocol.md, as `pinkeeper validate`).",
+        "from the published cache (Wultra semantics and docs/protocol.md, as `pinkeeper validate`). "
+        f"{REMOVED_KEYS}",
         epilog="Exit status: 0 trusted; 1 untrusted; 2 empty (reject, and update the store); 64 usage error; "
         "65 bad data; 66 certificate file missing or unreadable; 74 cache or fallback file unreadable.")
     validate.add_argument("--cache-directory", default=DEFAULT_CACHE_DIRECTORY, metavar="DIR",

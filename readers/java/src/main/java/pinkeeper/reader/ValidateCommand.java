@@ -26,6 +26,18 @@ public final class ValidateCommand {
     static final String USAGE = "usage: java -jar pinkeeper-reader.jar validate [--cache-directory DIR] --store ID --name HOST\n"
             + "           (--fingerprint B64 [--depth N] | --certificate FILE)\n"
             + "           [--fallback-file FILE] [--expected-common-name CN]...";
+    /**
+     * What --help adds to the usage. What the daemon drops when a signing key leaves its configuration cannot be told from
+     * the file: it names the key that verified each pin and domainsConfig, not the keys still configured.
+     */
+    static final String HELP = USAGE + "\n\n"
+            + "Answers trusted, untrusted or empty for a certificate of a host from the published cache, as pinkeeper validate does.\n"
+            + "Reads no configuration: after a signing key is removed from the daemon's configuration, its pins and its\n"
+            + "domainsConfig still decide here until the daemon drops them from the file (when it starts or reloads, or at\n"
+            + "`pinkeeper update`); the file names the key that verified each, not the keys still configured.\n"
+            + "`pinkeeper validate` without --cache-directory counts only what the configured keys vouch for.\n"
+            + "Exit status: 0 trusted; 1 untrusted; 2 empty (reject, and update the store); 64 usage error; 65 bad data;\n"
+            + "66 certificate file missing or unreadable; 74 cache or fallback file unreadable.";
     private static final Pattern STORE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     private static final Pattern DEPTH = Pattern.compile("[0-9]{1,9}");
     private static final Pattern HEX_PLAIN = Pattern.compile("[0-9A-Fa-f]{64}");
@@ -77,13 +89,13 @@ public final class ValidateCommand {
     static int run(String[] args, PrintStream out, PrintStream err, LongSupplier clock) {
         try {
             if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
-                out.println(USAGE);
+                out.println(HELP);
                 return 0;
             }
             if (args.length == 0 || !args[0].equals("validate")) throw usage("the only command is 'validate'");
             ValidateCommand command = new ValidateCommand(out, clock);
             if (command.parse(args)) {
-                out.println(USAGE);
+                out.println(HELP);
                 return 0;
             }
             return command.execute();

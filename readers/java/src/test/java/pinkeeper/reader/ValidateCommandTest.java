@@ -218,6 +218,29 @@ class ValidateCommandTest {
         }
     }
 
+    @Test
+    void helpSaysPinsOfARemovedKeyStillCountAndTheyDo() throws Exception {
+        // The file names the key that verified each pin, not the keys still configured: a pin of a key
+        // the operator has since removed decides here until the daemon rewrites the file without it.
+        String kept = "{\"name\": \"api.example.com\", \"fingerprint\": \"" + pinnedB64 + "\", \"expires\": "
+                + TestCaches.FAR_FUTURE + ", \"key\": \"3f1c0c6a9b2e4d71\"}";
+        String removed = "{\"name\": \"api.example.com\", \"fingerprint\": \"" + CacheReaderTest.b64(3) + "\", \"expires\": "
+                + TestCaches.FAR_FUTURE + ", \"key\": \"0123456789abcdef\"}";
+        TestCaches.publish(directory, "banking", TestCaches.cache("banking", "", kept, removed));
+        for (String fingerprint : List.of(pinnedB64, CacheReaderTest.b64(3))) {
+            assertEquals(new Result(0, "trusted\n", ""), validate("--name", "api.example.com", "--fingerprint", fingerprint));
+        }
+        for (List<String> asked : List.of(List.of("--help"), List.of("validate", "--help"))) {
+            Result help = run(asked.toArray(String[]::new));
+            assertEquals(0, help.status(), help.toString());
+            String text = help.out().replaceAll("\\s+", " ");
+            assertTrue(text.contains("Reads no configuration: after a signing key is removed from the daemon's configuration, its pins"
+                    + " and its domainsConfig still decide here until the daemon drops them from the file"), text);
+            assertTrue(text.contains("`pinkeeper validate` without --cache-directory counts only what the configured keys vouch for"),
+                    text);
+        }
+    }
+
     // The shared table (Tests/Conformance/cases.json): every options row and every case's
     // expected_command, through the command's entry point with the case's "now".
 

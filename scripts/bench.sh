@@ -13,6 +13,7 @@
 #     reference in the same run: `openssl speed`, scripts/reference-updater.py (Python urllib +
 #     cryptography) and `openssl x509 -fingerprint`; minimum of N runs with hyperfine.
 # IDLE_SECONDS (default 60) sets the idle observation window, IDLE_STORES (default 3) the stores;
+# IDLE_COLD=1 starts the daemon with its binary out of the page cache (major faults of a cold start);
 # RUNS (default 10) the hyperfine runs per command; BENCH_SCRATCH the build directory (.build);
 # CONCURRENCY sets the `concurrency` key of the generated configurations (default: none);
 # LIST_ENTRIES=N gives static, verify and unchanged an N-entry list (e.g. 100000) instead of 10,000;
@@ -325,16 +326,25 @@ if want idle; then
     } >"$idle/pinkeeper.toml"
     # READY=1 on the notify socket tells when the first pass is over.
     start_notify_listener "$idle"
+    # IDLE_COLD=1: the binary's pages leave the page cache first (that file's only), so that the
+    # start faults and reads as at boot; fault-around then maps only the pages read so far.
+    [[ ${IDLE_COLD:-0} == 1 ]] && python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$pinkeeper"
     env -u WATCHDOG_USEC NOTIFY_SOCKET="$idle/notify.sock" "$pinkeeper" run --config "$idle/pinkeeper.toml" 2>"$idle/daemon.log" &
     daemon_pid=$!
     for _ in $(seq 300); do grep -q READY=1 "$idle/notify.log" 2>/dev/null && break; sleep 0.1; done
     grep -q READY=1 "$idle/notify.log" || { echo "bench: no READY=1" >&2; cat "$idle/daemon.log" >&2; exit 1; }
     echo "  cache files after READY: $(ls "$idle/cache" | grep -c '\.json$')"
+    # What the cold start read of the binary: the page cache held none of it before.
+    [[ ${IDLE_COLD:-0} == 1 ]] && echo "  binary in the page cache at READY: $(fincore --bytes --noheadings -o RES "$pinkeeper") bytes"
     # VmRSS counts every shared page in full; Pss divides each by the processes that map it
     # (smaps_rollup, as smem reads it); Anonymous is the process's own memory (heap, stacks).
     rss() {
         awk '/^(VmRSS|VmHWM|RssAnon|RssFile|Threads)/ {printf "%s %s %s  ", $1, $2, $3}' "/proc/$daemon_pid/status"
         awk '/^(Pss|Pss_Anon|Pss_File|Anonymous):/ {printf "%s %s %s  ", $1, $2, $3}' "/proc/$daemon_pid/smaps_rollup"
+        # Page faults so far, the start's included: the fields after the command's name in
+        # /proc/PID/stat, from minflt (10th of the whole line) and majflt (12th).
+        sed 's/^.*) //' "/proc/$daemon_pid/stat" | awk '{printf "minflt %s majflt %s", $8, $10}'
     }
     echo "  at READY: $(rss)"
     sleep 10  # the pass's transfer threads and idle dispatch workers exit

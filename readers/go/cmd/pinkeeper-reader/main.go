@@ -8,6 +8,8 @@
 // prints trusted, untrusted: … or empty: … first and exits 0, 1 or 2. A file the reader refuses
 // prints "pinkeeper: <error code>: …" and exits 74 (unreadable) or 65 (invalid content); a usage
 // error prints "pinkeeper: usage: …" and exits 64; a certificate file missing or unreadable 66.
+// It reads no configuration, so the pins and domainsConfig of a signing key removed from the
+// daemon's configuration decide until the daemon drops them from the file; --help says so.
 package main
 
 import (

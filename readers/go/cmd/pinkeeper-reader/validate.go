@@ -15,6 +15,19 @@ const usage = "usage: pinkeeper-reader validate [--cache-directory DIR] --store 
 	"           (--fingerprint B64 [--depth N] | --certificate FILE)\n" +
 	"           [--fallback-file FILE] [--expected-common-name CN]..."
 
+// help is what --help prints after the usage. What the daemon drops when a signing key leaves its
+// configuration cannot be told from the file: it names the key that verified each pin and
+// domainsConfig, not the keys still configured.
+const help = usage + "\n\n" +
+	"Answers trusted, untrusted or empty for a certificate of a host from the published cache, as\n" +
+	"pinkeeper validate does. Reads no configuration: after a signing key is removed from the daemon's\n" +
+	"configuration, its pins and its domainsConfig still decide here until the daemon drops them from\n" +
+	"the file (when it starts or reloads, or at `pinkeeper update`); the file names the key that\n" +
+	"verified each, not the keys still configured. `pinkeeper validate` without --cache-directory\n" +
+	"counts only what the configured keys vouch for.\n" +
+	"Exit status: 0 trusted; 1 untrusted; 2 empty (reject, and update the store); 64 usage error;\n" +
+	"65 bad data; 66 certificate file missing or unreadable; 74 cache or fallback file unreadable."
+
 // exit ends the command with a status after a message on standard error.
 type exit struct {
 	status  int
@@ -55,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 
 func validate(args []string, out io.Writer, now func() time.Time) (int, error) {
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-		fmt.Fprintln(out, usage)
+		fmt.Fprintln(out, help)
 		return 0, nil
 	}
 	if len(args) == 0 || args[0] != "validate" {
@@ -66,7 +79,7 @@ func validate(args []string, out io.Writer, now func() time.Time) (int, error) {
 		return 0, err
 	}
 	if given.help {
-		fmt.Fprintln(out, usage)
+		fmt.Fprintln(out, help)
 		return 0, nil
 	}
 	return execute(given, out, now)

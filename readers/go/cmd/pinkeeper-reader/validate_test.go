@@ -131,6 +131,28 @@ func TestUsageErrorsExitWith64(t *testing.T) {
 	}
 }
 
+// The file names the key that verified each pin, not the keys still configured: a pin of a key the
+// operator has since removed decides here until the daemon rewrites the file without it.
+func TestHelpSaysPinsOfARemovedKeyStillCountAndTheyDo(t *testing.T) {
+	directory := t.TempDir()
+	kept, removed := testfiles.Pin("api.example.com", digest(1), 0), testfiles.Pin("api.example.com", digest(3), 0)
+	kept.Key, removed.Key = "3f1c0c6a9b2e4d71", "0123456789abcdef"
+	testfiles.Publish(t, directory, "banking", testfiles.CacheDocument(t, "banking", nil, kept, removed))
+	for _, entry := range []testfiles.Entry{kept, removed} {
+		expect(t, inProcess(t, directory, "--name", "api.example.com", "--fingerprint", entry.Fingerprint), 0, "trusted\n")
+	}
+	for _, asked := range [][]string{{"--help"}, {"validate", "--help"}} {
+		var out, errors bytes.Buffer
+		status := run(asked, &out, &errors, time.Now)
+		text := strings.Join(strings.Fields(out.String()), " ")
+		if status != 0 || !strings.Contains(text, "Reads no configuration: after a signing key is removed from the daemon's "+
+			"configuration, its pins and its domainsConfig still decide here until the daemon drops them from the file") ||
+			!strings.Contains(text, "`pinkeeper validate` without --cache-directory counts only what the configured keys vouch for") {
+			t.Errorf("%q: %d %q", asked, status, out.String())
+		}
+	}
+}
+
 func TestUnusableFilesExitWith65_66And74(t *testing.T) {
 	directory := store(t)
 	expectStatus := func(status int, contains string, args ...string) {

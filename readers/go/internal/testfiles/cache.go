@@ -14,6 +14,7 @@ type Entry struct {
 	Fingerprint string `json:"fingerprint"`
 	Expires     int64  `json:"expires"`
 	Depth       int64  `json:"depth,omitempty"`
+	Key         string `json:"key,omitempty"` // the signing key that verified it (docs/cache-format.md)
 }
 
 // Pin is an entry that pins fingerprint for name at depth (0: the leaf) until FarFuture.

@@ -5,6 +5,8 @@
 // the word is an error code of the file refused (errors.js) or `usage`.
 // Exit status: 0 trusted, 1 untrusted, 2 empty, 64 usage error, 65 bad data (cache file or
 // certificate content), 66 certificate file missing or unreadable, 74 cache file unreadable.
+// It reads no configuration, so the pins and domainsConfig of a signing key removed from the
+// daemon's configuration decide until the daemon drops them from the file; --help says so.
 
 const fs = require('node:fs');
 const { CacheReader, DEFAULT_CACHE_DIRECTORY, STORE_ID, sha256 } = require('./cache-reader');
@@ -18,6 +20,22 @@ const { Verdict, EXIT_STATUS } = require('./validator');
 const USAGE = `usage: pinkeeper-reader validate [--cache-directory DIR] --store ID --name HOST
            (--fingerprint B64 [--depth N] | --certificate FILE)
            [--fallback-file FILE] [--expected-common-name CN]...`;
+
+/**
+ * What --help prints after the usage. What the daemon drops when a signing key leaves its
+ * configuration cannot be told from the file: it names the key that verified each pin and
+ * domainsConfig, not the keys still configured.
+ */
+const HELP = `${USAGE}
+
+Answers trusted, untrusted or empty for a certificate of a host from the published cache, as
+pinkeeper validate does. Reads no configuration: after a signing key is removed from the daemon's
+configuration, its pins and its domainsConfig still decide here until the daemon drops them from
+the file (when it starts or reloads, or at \`pinkeeper update\`); the file names the key that
+verified each, not the keys still configured. \`pinkeeper validate\` without --cache-directory
+counts only what the configured keys vouch for.
+Exit status: 0 trusted; 1 untrusted; 2 empty (reject, and update the store); 64 usage error;
+65 bad data; 66 certificate file missing or unreadable; 74 cache or fallback file unreadable.`;
 
 /** The options that take one value, given at most once, and where parse() keeps them. */
 const OPTIONS = {
@@ -230,13 +248,13 @@ function run(args, { out = process.stdout, err = process.stderr } = {}) {
   const print = (line) => out.write(`${line}\n`);
   try {
     if (args[0] === '--help' || args[0] === '-h') {
-      print(USAGE);
+      print(HELP);
       return 0;
     }
     if (args[0] !== 'validate') throw usage("the only command is 'validate'");
     const given = parse(args);
     if (given === null) {
-      print(USAGE);
+      print(HELP);
       return 0;
     }
     return execute(given, print);

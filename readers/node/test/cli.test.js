@@ -140,6 +140,23 @@ test('usage errors exit with 64, help with 0', () => {
   assert.ok(help.out.startsWith('usage: pinkeeper-reader validate'));
 });
 
+test('help says the pins of a removed signing key still count, and they do', () => {
+  // The file names the key that verified each pin, not the keys still configured: a pin of a key
+  // the operator has since removed decides here until the daemon rewrites the file without it.
+  const kept = { ...pin('api.example.com', PINNED), key: '3f1c0c6a9b2e4d71' };
+  const removed = { ...pin('api.example.com', b64(3)), key: '0123456789abcdef' };
+  publishPins(cacheDirectory, [kept, removed]);
+  for (const entry of [kept, removed]) {
+    assert.deepEqual(validate('--name', 'api.example.com', '--fingerprint', entry.fingerprint), { status: 0, out: 'trusted\n', err: '' });
+  }
+  for (const asked of [['--help'], ['validate', '--help']]) {
+    const text = execFileSync(process.execPath, [BIN, ...asked]).toString().replace(/\s+/g, ' ');
+    assert.ok(text.includes("Reads no configuration: after a signing key is removed from the daemon's configuration, its pins "
+      + 'and its domainsConfig still decide here until the daemon drops them from the file'), text);
+    assert.ok(text.includes('`pinkeeper validate` without --cache-directory counts only what the configured keys vouch for'), text);
+  }
+});
+
 test('unusable files exit with 65, 66 and 74', () => {
   publishDefault();
   assert.equal(validate('--name', 'api.example.com', '--certificate', path.join(directory, 'missing.pem')).status, 66);

@@ -4,8 +4,9 @@
 #   make c-reader   .build/c: libpinkeeper.so.0 (and the libpinkeeper.so link), include/pinkeeper.h,
 #                   pinkeeper.pc, pinkeeper-reader-c (`pinkeeper-reader-c validate …`)
 #   make test-c     the conformance table at library level under ASan and UBSan, the command line
-#                   against every case, TLS on loopback (openssl s_server, an HTTPS server, libcurl),
-#                   the examples built with pkg-config, and a 20-second run of the parser's fuzzer
+#                   against every case and its --help, TLS on loopback (openssl s_server, an HTTPS
+#                   server, libcurl), the examples built with pkg-config, and a 20-second run of the
+#                   parser's fuzzer
 #   make fuzz-c     the parser's fuzzer for FUZZ_SECONDS (300 by default)
 #   make bench-c    the cost of one question against 2,000 pins (not part of test-c)
 #   make install-c  the library, headers, pinkeeper.pc and libpinkeeper.3 under DESTDIR and PREFIX
@@ -98,6 +99,7 @@ test-c: c-reader $(CR_TEST_PROGRAMS)
 	$(CR_TESTS)/reader_test || status=1; \
 	TSAN_OPTIONS=halt_on_error=1 $(CR_TESTS)/reader_test_tsan || status=1; \
 	python3 $(CR_SRC)/tests/play_commands.py $(CR_TOP)/Tests/Conformance/cases.json $(CR_CLI) || status=1; \
+	python3 $(CR_SRC)/tests/command_help.py $(CR_CLI) || status=1; \
 	python3 $(CR_SRC)/tests/tls.py $(CR_TESTS) || status=1; \
 	page=$$(groff -man -ww -z $(CR_TOP)/docs/man/libpinkeeper.3 2>&1); [ -z "$$page" ] || { echo "$$page"; status=1; }; \
 	mkdir -p $(CR_FUZZ); \

@@ -6,7 +6,9 @@
  *
  * Prints trusted, untrusted: … or empty: … and exits 0, 1 or 2; on standard error
  * "pinkeeper: <code>: …" and 65 (invalid content) or 74 (unreadable file), 66 for a certificate
- * file that cannot be read, "pinkeeper: usage: …" and 64 for a command line it does not take. */
+ * file that cannot be read, "pinkeeper: usage: …" and 64 for a command line it does not take.
+ * It reads no configuration, so the pins and domainsConfig of a signing key removed from the
+ * daemon's configuration decide until the daemon drops them from the file; --help says so. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,26 @@ static const char usage_text[] =
     "usage: pinkeeper-reader-c validate [--cache-directory DIR] --store ID --name HOST\n"
     "           (--fingerprint B64 [--depth N] | --certificate FILE)\n"
     "           [--fallback-file FILE] [--expected-common-name CN]...\n";
+
+/* What --help prints after the usage. What the daemon drops when a signing key leaves its
+ * configuration cannot be told from the file: it names the key that verified each pin and
+ * domainsConfig, not the keys still configured. */
+static const char help_text[] =
+    "\n"
+    "Answers trusted, untrusted or empty for a certificate of a host from the published cache, as\n"
+    "pinkeeper validate does. Reads no configuration: after a signing key is removed from the daemon's\n"
+    "configuration, its pins and its domainsConfig still decide here until the daemon drops them from\n"
+    "the file (when it starts or reloads, or at `pinkeeper update`); the file names the key that\n"
+    "verified each, not the keys still configured. `pinkeeper validate` without --cache-directory\n"
+    "counts only what the configured keys vouch for.\n"
+    "Exit status: 0 trusted; 1 untrusted; 2 empty (reject, and update the store); 64 usage error;\n"
+    "65 bad data; 66 certificate file missing or unreadable; 74 cache or fallback file unreadable.\n";
+
+static int help(void) {
+    fputs(usage_text, stdout);
+    fputs(help_text, stdout);
+    return 0;
+}
 
 typedef struct options {
     const char *cache_directory, *store, *name, *fingerprint, *depth, *certificate, *fallback_file;
@@ -202,14 +224,11 @@ static int validate(const options *given) {
 }
 
 int main(int argc, char **argv) {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(usage_text, stdout);
-        return 0;
-    }
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return help();
     if (argc < 2 || strcmp(argv[1], "validate") != 0) return usage("the only command is 'validate'");
     options given = {0};
     int status = parse(argc - 2, argv + 2, &given);
-    if (status == 0 && given.help) fputs(usage_text, stdout);
+    if (status == 0 && given.help) status = help();
     else if (status == 0 && (status = check(&given)) == 0) status = validate(&given);
     free(given.expected);
     return status;

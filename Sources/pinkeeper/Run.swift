@@ -27,9 +27,12 @@ struct Run: AsyncParsableCommand {
     var watchConfiguration = false
 
     func run() async throws {
-        // Taken before each read of the configuration, for ConfigWatcher (changes it did not see).
-        let lastRead = Mutex(ConfigSnapshot.take(configPath: global.configPath))
-        let configuration = try global.loadConfiguration(watchByDefault: watchConfiguration)
+        // What each read of the configuration read, for ConfigWatcher (changes it did not see, and
+        // events that changed nothing).
+        let (configuration, firstRead) = try ConfigSnapshot.around(configPath: global.configPath) {
+            try global.loadConfiguration(watchByDefault: watchConfiguration)
+        }
+        let lastRead = Mutex(firstRead)
         // EX_CANTCREAT: systemd restarts the service (only 78 stops it), which may find the directory fixed.
         try global.workAsServiceUser(configuration, failureStatus: 73)
         try global.prepareDirectories(configuration, failureStatus: 73)
@@ -55,9 +58,13 @@ struct Run: AsyncParsableCommand {
         var daemon = Daemon(
             configuration: configuration,
             reload: {
-                let snapshot = ConfigSnapshot.take(configPath: path)
-                lastRead.withLock { $0 = snapshot }
-                return Result { () throws(ConfigError) in try Self.reload(path, watchByDefault: watchByDefault) }
+                Result { () throws(ConfigError) in
+                    let (configuration, snapshot) = try ConfigSnapshot.around(configPath: path) { () throws(ConfigError) in
+                        try Self.reload(path, watchByDefault: watchByDefault)
+                    }
+                    lastRead.withLock { $0 = snapshot }
+                    return configuration
+                }
             },
             makeUpdater: { makeUpdater($0, logger: logger, hooks: hooks) },
             notifier: SystemdNotifier(), logger: logger)

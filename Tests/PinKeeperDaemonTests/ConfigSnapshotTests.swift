@@ -6,8 +6,9 @@ import TestSupport
 import Testing
 
 /// A change made after the configuration was read but before `ConfigWatcher`'s watches existed
-/// reaches no watch; the snapshot taken before the read catches it.
-@Suite("Configuration snapshots: changes made before the watches existed")
+/// reaches no watch; the snapshot of the read catches it. The same snapshot tells an event that
+/// changed nothing (a close after writing, a touch) from a change.
+@Suite("Configuration snapshots: changes made before the watches existed, events that change nothing")
 struct ConfigSnapshotTests {
     let directory = TestEnvironment.temporaryDirectory("snapshot")
     var path: String { directory.appendingPathComponent("pinkeeper.toml").path }
@@ -68,6 +69,33 @@ struct ConfigSnapshotTests {
         let edited = watcher()
         edited.0.set(enabled: true, readFrom: read)
         #expect(edited.1.wait(seconds: 5) == ["(changed before it was watched)"])
+    }
+
+    @Test("files changed during the read: no snapshot, and the watcher reloads at once, whatever the files hold now")
+    func changedDuringRead() throws {
+        try write("pinkeeper.toml", "concurrency = 8\n")
+        #expect(ConfigSnapshot.around(configPath: path) {}.snapshot == ConfigSnapshot.take(configPath: path))
+        let during = try ConfigSnapshot.around(configPath: path) { try write("pinkeeper.toml", "concurrency = 9\n") }.snapshot
+        #expect(during == nil)
+        // Back to the version before the read: it may still differ from what the read saw.
+        try write("pinkeeper.toml", "concurrency = 8\n")
+        let (watcher, changes) = watcher()
+        watcher.set(enabled: true, readFrom: during)
+        #expect(changes.wait(seconds: 5) == ["(changed before it was watched)"])
+    }
+
+    @Test("while watching: a file written again with the same contents, or touched, reloads nothing; an edit does")
+    func eventsThatChangeNothing() throws {
+        try write("pinkeeper.toml", "concurrency = 8\n")
+        let (watcher, changes) = watcher()
+        watcher.set(enabled: true, readFrom: ConfigSnapshot.take(configPath: path))
+        usleep(300_000)  // the watches are in place
+        try write("pinkeeper.toml", "concurrency = 8\n")  // IN_CLOSE_WRITE
+        #expect(utime(path, nil) == 0)  // IN_ATTRIB
+        #expect(changes.wait(seconds: 1.5).isEmpty)
+        try write("pinkeeper.toml", "concurrency = 9\n")
+        let changed = changes.wait(seconds: 5)
+        #expect(changed.count == 1 && changed.first?.hasSuffix("/pinkeeper.toml") == true, "\(changed)")
     }
 
     @Test("edited while watching was off, before a reload turned it on: reloaded when it is turned on")

@@ -3,9 +3,9 @@ import PinKeeper
 
 /// The configuration files' contents when they were read, as digests: the main file and
 /// `stores.d`'s drop-ins, through symlinks as `ConfigLoader` reads them. `ConfigWatcher` compares
-/// one taken before a read with one taken once its watches are in place: a change made between
-/// the two reached no watch. Contents, not times: an edit in place within one clock tick keeps
-/// the size and the times.
+/// the one of the running configuration's read with the files once its watches are in place (a
+/// change made between the two reached no watch) and after events (which may change nothing).
+/// Contents, not times: an edit in place within one clock tick keeps the size and the times.
 public struct ConfigSnapshot: Equatable, Sendable {
     /// Path and content digest (nil: the file could not be read) of each file, the main one first.
     var files: [Entry]
@@ -13,6 +13,17 @@ public struct ConfigSnapshot: Equatable, Sendable {
     struct Entry: Equatable, Sendable {
         var path: String
         var digest: [UInt8]?
+    }
+
+    /// What `read` read: the files before it, when they are the same after it. nil when they
+    /// changed during it, as the read may have seen either version: then no event is taken for
+    /// "nothing changed" (a change back to the old files would otherwise look like none).
+    public static func around<Value, Failure: Error>(
+        configPath: String, _ read: () throws(Failure) -> Value
+    ) throws(Failure) -> (value: Value, snapshot: ConfigSnapshot?) {
+        let before = take(configPath: configPath)
+        let value = try read()
+        return (value, take(configPath: configPath) == before ? before : nil)
     }
 
     public static func take(configPath: String) -> ConfigSnapshot {

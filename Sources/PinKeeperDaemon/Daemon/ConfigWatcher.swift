@@ -10,8 +10,11 @@ import Synchronization
 /// last (`Debounce`), and the watches are set up again before `onChange`, because the directories
 /// the paths resolve to may just have been replaced; anything changed after that is seen again.
 /// A change made after the configuration was read but before the watches existed (at start, or
-/// before a reload turned watching on) reaches no watch: the snapshot taken before that read is
-/// compared with the files once the watches are in place.
+/// before a reload turned watching on) reaches no watch: the snapshot of that read is compared
+/// with the files once the watches are in place. The same comparison decides after every burst:
+/// an event is not a change. A writer that closes its file after the daemon read it (podman's
+/// `kube play` closes the ConfigMap files it wrote once the containers run), a touch, or a
+/// ConfigMap version with the same files leaves the running configuration as it is.
 public final class ConfigWatcher: Sendable {
     static let quiet: Duration = .milliseconds(500)
     static let longest: Duration = .seconds(5)
@@ -29,11 +32,11 @@ public final class ConfigWatcher: Sendable {
         self.onChange = onChange
     }
 
-    /// From `watch_configuration`, at start and after every reload, with the snapshot taken just
-    /// before that configuration was read. The thread starts the first time it is turned on and
-    /// then stays, asleep in `poll` between changes, keeping its watches current; while off,
-    /// changes are not acted on.
-    public func set(enabled: Bool, readFrom snapshot: ConfigSnapshot) {
+    /// From `watch_configuration`, at start and after every reload, with the snapshot of what that
+    /// read read (nil: the files changed during the read, so any event is taken for a change).
+    /// The thread starts the first time it is turned on and then stays, asleep in `poll` between
+    /// changes, keeping its watches current; while off, changes are not acted on.
+    public func set(enabled: Bool, readFrom snapshot: ConfigSnapshot?) {
         let (start, turnedOn) = state.withLock { state in
             defer { (state.enabled, state.read, state.started) = (enabled, snapshot, state.started || enabled) }
             return (enabled && !state.started, enabled && state.started && !state.enabled)
@@ -41,15 +44,24 @@ public final class ConfigWatcher: Sendable {
         if start { BlockingWork.start(named: "pinkeeper-watch") { [self] in watch() } }
         // The running thread's watches are current; the files are read off the caller's thread
         // (the daemon loop), which a stalled disk must never hold.
-        if turnedOn { BlockingWork.start(named: "pinkeeper-watch") { [self] in reloadIfChangedSinceRead() } }
+        if turnedOn { BlockingWork.start(named: "pinkeeper-watch") { [self] in reloadIfChangedSinceRead(Self.beforeWatched) } }
     }
 
-    private var enabled: Bool { state.withLock { $0.enabled } }
+    /// What `onChange` gets for a change made before the watches saw it.
+    static let beforeWatched = "(changed before it was watched)"
 
-    private func reloadIfChangedSinceRead() {
+    /// Hands `path` to `onChange` unless the files are still those the running configuration
+    /// was read from.
+    private func reloadIfChangedSinceRead(_ path: String) {
         let (enabled, read) = state.withLock { ($0.enabled, $0.read) }
-        guard enabled, let read, ConfigSnapshot.take(configPath: configPath) != read else { return }
-        onChange("(changed before it was watched)")
+        guard enabled else { return }
+        if let read, ConfigSnapshot.take(configPath: configPath) == read {
+            if path != Self.beforeWatched {
+                logger.debug("configuration files unchanged; not reloading", metadata: ["file": "\(path)"])
+            }
+            return
+        }
+        onChange(path)
     }
 
     private func watch() {
@@ -61,7 +73,7 @@ public final class ConfigWatcher: Sendable {
             return
         }
         var watches = rewatch(inotify, replacing: [:])
-        reloadIfChangedSinceRead()
+        reloadIfChangedSinceRead(Self.beforeWatched)
         var debounce = Debounce(quiet: Self.quiet, longest: Self.longest)
         var changed: String?
         while true {
@@ -73,7 +85,7 @@ public final class ConfigWatcher: Sendable {
             guard debounce.isDue(.now) else { continue }
             debounce.reset()
             watches = rewatch(inotify, replacing: watches)
-            if let path = changed, enabled { onChange(path) }
+            if let path = changed { reloadIfChangedSinceRead(path) }
             changed = nil
         }
     }

@@ -137,6 +137,35 @@ struct ConfigWatchTests {
 
     @Test(
         """
+        files written before the start but closed after it, as podman kube play fills a ConfigMap volume, and a \
+        touch: nothing changed, no reload; a real change then is still noticed
+        """
+    )
+    func unchangedFilesClosedAfterStart() throws {
+        let directory = sandbox.root.appendingPathComponent("volume")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("stores.d"), withIntermediateDirectories: true)
+        let config = directory.appendingPathComponent("pinkeeper.toml").path
+        let dropIn = directory.appendingPathComponent("stores.d/a.toml").path
+        // Written in full, and left open: the IN_CLOSE_WRITE of each comes after the daemon read them.
+        let writers = try [(config, main(watch: true)), (dropIn, store("a"))].map { path, text in
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            try #require(descriptor >= 0 && write(descriptor, text, text.utf8.count) == text.utf8.count)
+            return descriptor
+        }
+        let (daemon, socket) = try start(config)
+        for descriptor in writers { close(descriptor) }
+        #expect(utime(config, nil) == 0)  // IN_ATTRIB, contents unchanged
+        #expect(!socket.collect(until: { _ in false }, timeout: 1.5).contains { $0.hasPrefix("RELOADING=1") })
+
+        try (store("a") + "# edited\n").write(toFile: dropIn, atomically: false, encoding: .utf8)
+        #expect(reloaded(socket).first?.hasPrefix("RELOADING=1") == true)
+        let lines = stop(daemon)
+        let changed = lines.filter { $0["msg"] == "configuration changed; reloading" }
+        #expect(changed.compactMap { $0["file"] } == [dropIn], "\(changed.map(\.pairs))")
+    }
+
+    @Test(
+        """
         run --watch-configuration (the image's CMD) watches a configuration without the key, after a reload too\
         ; an explicit watch_configuration = false still turns it off
         """

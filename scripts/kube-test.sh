@@ -31,9 +31,8 @@ top=$(pwd -P)
 # shellcheck source=scripts/nspawn.sh
 source scripts/nspawn.sh  # check_pass/check_fail, fixture_* (the fixture service on the host)
 
-export CONTAINERS_CONF=${CONTAINERS_CONF:-$top/packaging/container/test/containers.conf}
-version=$(sed -n 's/.*static let string = "\([^"]*\)".*/\1/p' Sources/PinKeeperDaemon/Core/Version.swift)
-image=${IMAGE:-localhost/pinkeeper:$version}
+# shellcheck source=scripts/podman-image.sh
+source scripts/podman-image.sh  # CONTAINERS_CONF, version, image
 work=$top/.build/kube-test
 logs=$work/logs
 prefix=pinkeeper-kube-test     # the Deployment, so the pod is $prefix-pod-0

@@ -31,7 +31,7 @@ public struct ConfigSnapshot: Equatable, Sendable {
         let dropIns = (try? ConfigLoader.dropInFiles(in: directory + "/stores.d")) ?? []
         return ConfigSnapshot(
             files: ([configPath] + dropIns).map { path in
-                Entry(path: path, digest: FileManager.default.contents(atPath: path).map { SHA256.digest(Array($0)) })
+                Entry(path: path, digest: FileContentDigest.sha256(ofFile: path))
             })
     }
 }

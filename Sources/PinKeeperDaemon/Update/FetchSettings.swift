@@ -1,4 +1,3 @@
-import Glibc
 import PinKeeper
 
 /// The settings that decide where a store's fetch goes and what it accepts, as one digest that
@@ -22,7 +21,8 @@ enum FetchSettings {
             add("any name")
         }
         add(store.caFile.map { "ca_file \($0)" } ?? "system trust")
-        if let caFile = store.caFile { add(contentDigest(ofFile: caFile)) }
+        // Its content too: new certificates at the same path count as a change.
+        if let caFile = store.caFile { add(FileContentDigest.sha256(ofFile: caFile).map(lowerHex) ?? "unreadable") }
         // Where the fetch goes; the proxy's password changes neither that nor what is accepted.
         add("proxy \(store.policy.proxy.redacted)")
         add("\(store.policy.requestTimeout) \(store.policy.maxResponseSize)")
@@ -41,29 +41,4 @@ enum FetchSettings {
         guard let recorded, recorded != digest(of: store) else { return nil }
         return "the store's fetch settings changed since its last update; updating it now"
     }
-
-    /// SHA-256 of the CA file as it is now: new certificates at the same path count as a change.
-    /// O_NONBLOCK: a FIFO at the path is refused instead of waited on; at most `readLimit` bytes
-    /// are read (a CA bundle is a few hundred KiB), the size standing for the rest.
-    static func contentDigest(ofFile path: String) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return "unreadable" }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return "not a regular file" }
-        var hash = SHA256Stream()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var total = 0
-        while total < readLimit {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return "unreadable" }
-            if count == 0 { break }
-            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-            total += count
-        }
-        return "\(info.st_size) \(lowerHex(hash.finish()))"
-    }
-
-    static let readLimit = 16 << 20
 }

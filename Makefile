@@ -38,6 +38,7 @@ release: deps
 # daemon's folders (docs/architecture.md), the cache file's members alike in the schema, the
 # conformance table, the Swift encoder and decoder and every reader (docs/cache-format.md,
 # "Changing the format"; --self-test plants disagreements that must fail), swift format's lint,
+# the link-order check's self-test (it guards `make release`, which make test does not run),
 # unit and integration tests (Swift Testing), then the systemd unit, man page and alert rule checks, and the Kubernetes
 # manifests against the API schemas (k8s-check).
 test: deps
@@ -50,6 +51,7 @@ test: deps
 	scripts/check-cache-fields.py --self-test
 	$(MAKE) --no-print-directory lint
 	SWIFT=$(SWIFT) scripts/build-tests.sh $(SWIFT_FLAGS)
+	scripts/check-link-order.py --self-test "$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/pinkeeper"
 	$(SWIFT) test --skip-build --disable-xctest $(SWIFT_FLAGS)
 	scripts/check-units.sh
 	$(MAKE) --no-print-directory man-check

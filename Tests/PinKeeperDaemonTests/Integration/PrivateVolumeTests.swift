@@ -37,14 +37,13 @@ struct PrivateVolumeTests {
 
     /// `pinkeeper ARGS` after `mount` and the shell commands `then` in a new mount namespace;
     /// then the mode and owner of each of `show` (inside the volume, which only that namespace sees).
-    func run(_ mount: Mount, then: String = "true", _ arguments: [String], show: [String] = []) -> ChildProcess.Result {
+    /// Off the cooperative pool (`offPool`): the suite waits on child processes for minutes.
+    func run(_ mount: Mount, then: String = "true", _ arguments: [String], show: [String] = []) async throws -> ChildProcess.Result {
         let script =
             "\(mount.rawValue) && \(then) || exit 99; shift; \"$@\"; status=$?; "
             + show.map { "stat -c '%n %a %u' \"\($0)\"; " }.joined() + "exit $status"
-        return ChildProcess.run(
-            "/usr/bin/unshare",
-            ["-m", "--propagation", "private", "/bin/sh", "-c", script, "sh", volume.path, TestEnvironment.binary]
-                + arguments, timeout: 30)
+        let command = ["-m", "--propagation", "private", "/bin/sh", "-c", script, "sh", volume.path, TestEnvironment.binary] + arguments
+        return try await offPool { ChildProcess.run("/usr/bin/unshare", command, timeout: 30) }
     }
 
     func config(listed: [String], cache: String, state: String? = nil) throws -> String {
@@ -59,9 +58,9 @@ struct PrivateVolumeTests {
         arguments: [
             Mount.tmpfs, .bind,
         ])
-    func listedMountPoint(_ mount: Mount) throws {
+    func listedMountPoint(_ mount: Mount) async throws {
         let cache = volume.path + "/pins", state = volume.path + "/state"
-        let result = run(
+        let result = try await run(
             mount, ["update", "--config", try config(listed: [volume.path], cache: cache, state: state)], show: [cache, state])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("a ok pins=1"), "\(result.stdout)")
@@ -69,49 +68,49 @@ struct PrivateVolumeTests {
     }
 
     @Test("the same mount point, not listed: its cache directory is refused as before, and the refusal names private_volumes")
-    func unlistedMountPoint() throws {
-        let result = run(.tmpfs, ["update", "--config", try config(listed: [], cache: volume.path + "/pins")])
+    func unlistedMountPoint() async throws {
+        let result = try await run(.tmpfs, ["update", "--config", try config(listed: [], cache: volume.path + "/pins")])
         #expect(result.status == 1)
         #expect(result.stderr.contains("its ancestor \(volume.path) is writable by other users without the sticky bit"), "\(result.stderr)")
         #expect(result.stderr.contains("list it in private_volumes"), "\(result.stderr)")
     }
 
     @Test("a listed directory that is not a mount point is a configuration error naming the key and the path (exit 78)")
-    func listedPlainDirectory() throws {
-        let result = run(.none, ["update", "--config", try config(listed: [volume.path], cache: volume.path + "/pins")])
+    func listedPlainDirectory() async throws {
+        let result = try await run(.none, ["update", "--config", try config(listed: [volume.path], cache: volume.path + "/pins")])
         #expect(result.status == 78, "\(result.stderr)")
         #expect(result.stderr.contains("the private volume \(volume.path) (private_volumes) is not a mount point"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: volume.path + "/pins"), "nothing is created before the check")
     }
 
     @Test("a listed directory inside a mount point is no mount point either: refused")
-    func listedSubdirectoryOfAMount() throws {
+    func listedSubdirectoryOfAMount() async throws {
         let inner = volume.path + "/inner"
-        let result = run(
+        let result = try await run(
             .tmpfs, then: "mkdir -m 0777 \"$1/inner\"", ["update", "--config", try config(listed: [inner], cache: inner + "/pins")])
         #expect(result.status == 78, "\(result.stderr)")
         #expect(result.stderr.contains("the private volume \(inner) (private_volumes) is not a mount point"), "\(result.stderr)")
     }
 
     @Test("the listed volume itself is never the cache directory: check-config refuses it, and a path resolving to it is refused")
-    func volumeItselfAsCache() throws {
-        let checked = ChildProcess.run(
-            TestEnvironment.binary, ["check-config", "--config", try config(listed: [volume.path], cache: volume.path + "/")], timeout: 10)
+    func volumeItselfAsCache() async throws {
+        let arguments = ["check-config", "--config", try config(listed: [volume.path], cache: volume.path + "/")]
+        let checked = try await offPool { ChildProcess.run(TestEnvironment.binary, arguments, timeout: 10) }
         #expect(checked.status == 78)
         #expect(checked.stderr.contains("key 'cache_directory': is the private volume \(volume.path) itself"), "\(checked.stderr)")
 
-        let resolved = run(.tmpfs, ["update", "--config", try config(listed: [volume.path], cache: volume.path + "/pins/..")])
+        let resolved = try await run(.tmpfs, ["update", "--config", try config(listed: [volume.path], cache: volume.path + "/pins/..")])
         #expect(resolved.status == 1, "\(resolved.stderr)")
         #expect(resolved.stderr.contains("is refused: it is a private volume itself"), "\(resolved.stderr)")
     }
 
     @Test("the metrics file's directory inside a listed volume is created by pinkeeper, 0755 (the daemon writes the file there)")
-    func metricsDirectory() throws {
+    func metricsDirectory() async throws {
         let metrics = volume.path + "/metrics/pinkeeper.prom"
         let config = try sandbox.writeConfig(
             [("a", server.url("a"), "challenge")],
             extra: "private_volumes = [\"\(volume.path)\"]\nmetrics_file = \"\(metrics)\"", cacheDirectory: volume.path + "/pins")
-        let result = run(.tmpfs, ["update", "--config", config], show: [volume.path + "/metrics"])
+        let result = try await run(.tmpfs, ["update", "--config", config], show: [volume.path + "/metrics"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("\(volume.path)/metrics 755 0"), "\(result.stdout)")
     }

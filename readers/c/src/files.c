@@ -90,8 +90,10 @@ static pk_error *read_all(int descriptor, const char *path, char **bytes, size_t
  * unless follow_links (the operator's fallback file only): whoever may write the cache directory
  * cannot point the reader elsewhere. The identity comes from the open descriptor, so that a
  * replacement racing with the read is noticed at the next question. */
-pk_error *pk_read_file(const char *kind, const char *path, bool follow_links, char **bytes, size_t *length, pk_identity *identity) {
+pk_error *pk_read_file(const char *kind, const char *path, bool follow_links, char **bytes, size_t *length, pk_identity *identity,
+                       int *kept) {
     file_kind = kind;
+    if (kept != NULL) *kept = -1;
     int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow_links ? 0 : O_NOFOLLOW);
     int descriptor;
     do {
@@ -103,10 +105,8 @@ pk_error *pk_read_file(const char *kind, const char *path, bool follow_links, ch
     if (fstat(descriptor, &status) != 0) error = file_error(PK_ERROR_IO, path, "cannot be examined", errno);
     if (error == NULL) error = check_opened(path, &status);
     if (error == NULL) error = read_all(descriptor, path, bytes, length);
-    close(descriptor);
-    if (error == NULL) {
-        *identity = (pk_identity){(uint64_t)status.st_dev, (uint64_t)status.st_ino, (int64_t)status.st_size,
-                                  (int64_t)status.st_mtim.tv_sec, (int64_t)status.st_mtim.tv_nsec};
-    }
+    if (error == NULL) *identity = pk_identity_of(&status);
+    if (error == NULL && kept != NULL) *kept = descriptor;
+    else close(descriptor);
     return error;
 }

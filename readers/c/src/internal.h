@@ -118,12 +118,32 @@ bool pk_decode_fingerprint(const char *text, size_t length, unsigned char digest
 /* ---- files.c ---- */
 typedef struct pk_identity {
     uint64_t device, inode;
-    int64_t size, seconds, nanoseconds;
+    int64_t size, seconds, nanoseconds; /* modification time */
+    uint64_t links;
+    int64_t change_seconds, change_nanoseconds;
 } pk_identity;
 /* The whole regular file at path (*bytes to free), its identity from the open descriptor.
  * kind ("cache file", "fallback file") names it in messages. follow_links only for the operator's
- * fallback file. Returns NULL or the refusal. */
-pk_error *pk_read_file(const char *kind, const char *path, bool follow_links, char **bytes, size_t *length, pk_identity *identity);
+ * fallback file. *kept (when not NULL) receives the descriptor of a file read whole, to close, and
+ * is -1 otherwise. Returns NULL or the refusal. */
+pk_error *pk_read_file(const char *kind, const char *path, bool follow_links, char **bytes, size_t *length, pk_identity *identity,
+                       int *kept);
+
+/* ---- watch.c: the version last read, held open ---- */
+struct stat;
+typedef struct pk_watch pk_watch;
+pk_identity pk_identity_of(const struct stat *status);
+bool pk_same_identity(const pk_identity *a, const pk_identity *b);
+/* Whether the file system of descriptor is one where replacing or removing a file takes a link
+ * from it (the local ones pk_watch_new lists). */
+bool pk_replacement_takes_a_link(int descriptor);
+/* Holds descriptor (taken: closed when released) of the version read with identity; NULL, the
+ * descriptor closed, on a file system not listed or when memory ran out. */
+pk_watch *pk_watch_new(int descriptor, const pk_identity *identity);
+/* One fstat: the held version still has the identity, link count and change time it was read with. */
+bool pk_watch_unchanged(const pk_watch *watch);
+void pk_watch_retain(pk_watch *watch);
+void pk_watch_release(pk_watch *watch);
 
 /* ---- snapshot.c: pins indexed by folded name ---- */
 typedef struct pk_bucket {

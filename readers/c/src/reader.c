@@ -1,7 +1,9 @@
-/* A reader: one store's cache file followed through its versions. Each question stats the path
- * once; only the question that finds a new version reads it, outside the lock, while the others
- * answer from the last good snapshot. A version that cannot be used leaves the last good one in
- * force and is not read again until it changes; a missing file means no cached pins. */
+/* A reader: one store's cache file followed through its versions. Each question makes one fstat
+ * of the version it last read, held open (watch.c), and looks at the name only when that version
+ * changed or none is held; only the question that finds a new version reads it, outside the lock,
+ * while the others answer from the last good snapshot. A version that cannot be used leaves the
+ * last good one in force and is not read again until it changes; a missing file means no cached
+ * pins. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -34,7 +36,8 @@ struct pk_reader {
     bool has_expected;
     pthread_mutex_t lock;
     pthread_cond_t settled; /* signalled when a refreshing thread is done */
-    observation observed;   /* guarded by lock, as are the three below */
+    observation observed;   /* guarded by lock, as are the four below */
+    pk_watch *watch;        /* the version observed, held open; NULL when none is */
     pk_snapshot *current;
     pk_error *problem;
     bool refreshing;
@@ -48,17 +51,13 @@ static observation observe(pk_reader *reader) {
     } else {
         found = lstat(reader->path, &status);
     }
-    if (found == 0) {
-        pk_identity identity = {(uint64_t)status.st_dev, (uint64_t)status.st_ino, (int64_t)status.st_size,
-                                (int64_t)status.st_mtim.tv_sec, (int64_t)status.st_mtim.tv_nsec};
-        return (observation){OBSERVED_FILE, identity, 0};
-    }
+    if (found == 0) return (observation){OBSERVED_FILE, pk_identity_of(&status), 0};
     if (errno == ENOENT || errno == ENOTDIR) return (observation){OBSERVED_MISSING, {0}, 0};
     return (observation){OBSERVED_FAILURE, {0}, errno};
 }
 
 static bool same_observation(const observation *a, const observation *b) {
-    return a->kind == b->kind && a->number == b->number && memcmp(&a->identity, &b->identity, sizeof a->identity) == 0;
+    return a->kind == b->kind && a->number == b->number && pk_same_identity(&a->identity, &b->identity);
 }
 
 /* Every refusal names the store. */
@@ -73,11 +72,12 @@ typedef struct state {
     observation observed;
     pk_snapshot *snapshot; /* retained */
     pk_error *problem;
+    pk_watch *watch;
 } state;
 
 /* The state after reading the version seen; base (retained) is kept when it cannot be used. */
 static state refreshed(pk_reader *reader, pk_snapshot *base, observation seen) {
-    state next = {seen, base, NULL};
+    state next = {seen, base, NULL, NULL};
     if (seen.kind == OBSERVED_FAILURE) {
         next.problem = pk_error_new(PK_ERROR_IO, "store '%s': cache file %s cannot be examined: %s; %s", reader->store,
                                     reader->path, strerror(seen.number), pk_error_advice(PK_ERROR_IO));
@@ -86,7 +86,14 @@ static state refreshed(pk_reader *reader, pk_snapshot *base, observation seen) {
     char *bytes = NULL;
     size_t length = 0;
     pk_identity identity = {0};
-    pk_error *error = seen.kind == OBSERVED_MISSING ? NULL : pk_read_file("cache file", reader->path, false, &bytes, &length, &identity);
+    int kept = -1;
+    pk_error *error = seen.kind == OBSERVED_MISSING ? NULL
+                                                    : pk_read_file("cache file", reader->path, false, &bytes, &length, &identity, &kept);
+    if (kept >= 0) {
+        /* What was read, usable or not, is the version a question compares with from now on. */
+        next.observed = (observation){OBSERVED_FILE, identity, 0};
+        next.watch = pk_watch_new(kept, &identity);
+    }
     pk_list cache = {0};
     if (seen.kind == OBSERVED_FILE && error == NULL) error = pk_parse_cache_file(bytes, length, reader->path, reader->store, &cache);
     free(bytes);
@@ -103,7 +110,7 @@ static state refreshed(pk_reader *reader, pk_snapshot *base, observation seen) {
     }
     pk_snapshot_release(base);
     next.snapshot = fresh;
-    next.observed = gone ? (observation){OBSERVED_MISSING, {0}, 0} : (observation){OBSERVED_FILE, identity, 0};
+    if (gone) next.observed = (observation){OBSERVED_MISSING, {0}, 0};
     return next;
 }
 
@@ -113,6 +120,8 @@ static void install(pk_reader *reader, state next) {
     reader->current = next.snapshot;
     reader->problem = next.problem;
     reader->observed = next.observed;
+    pk_watch_release(reader->watch);
+    reader->watch = next.watch;
     reader->refreshing = false;
     pthread_cond_broadcast(&reader->settled);
 }
@@ -127,7 +136,28 @@ static void read_version(pk_reader *reader, observation seen) {
     install(reader, next);
 }
 
+/* The snapshot in force, retained, when the version last read is held and unchanged; else NULL. */
+static pk_snapshot *current_if_unchanged(pk_reader *reader) {
+    pthread_mutex_lock(&reader->lock);
+    pk_watch *watch = reader->watch;
+    if (watch == NULL) {
+        pthread_mutex_unlock(&reader->lock);
+        return NULL;
+    }
+    pk_watch_retain(watch);
+    pk_snapshot *snapshot = reader->current;
+    pk_snapshot_retain(snapshot);
+    pthread_mutex_unlock(&reader->lock);
+    bool unchanged = pk_watch_unchanged(watch);
+    pk_watch_release(watch);
+    if (unchanged) return snapshot;
+    pk_snapshot_release(snapshot);
+    return NULL;
+}
+
 pk_snapshot *pk_reader_current(pk_reader *reader) {
+    pk_snapshot *unchanged = current_if_unchanged(reader);
+    if (unchanged != NULL) return unchanged;
     observation seen = observe(reader);
     pthread_mutex_lock(&reader->lock);
     if (!reader->refreshing && !same_observation(&seen, &reader->observed)) {
@@ -184,7 +214,7 @@ static pk_error *read_fallback(pk_reader *reader, const char *path) {
     char *bytes = NULL;
     size_t length = 0;
     pk_identity identity;
-    pk_error *error = pk_read_file("fallback file", path, true, &bytes, &length, &identity);
+    pk_error *error = pk_read_file("fallback file", path, true, &bytes, &length, &identity, NULL);
     if (error == NULL) error = pk_parse_fallback_file(bytes, length, path, &reader->fallback);
     free(bytes);
     return error;
@@ -239,6 +269,7 @@ PK_EXPORT pk_reader *pk_reader_open(const char *cache_dir, const char *store, co
 PK_EXPORT void pk_reader_close(pk_reader *reader) {
     if (reader == NULL) return;
     pk_snapshot_release(reader->current);
+    pk_watch_release(reader->watch);
     pk_error_free(reader->problem);
     pk_list_free(&reader->fallback);
     for (size_t index = 0; index < reader->expected_count; index++) free(reader->expected[index]);

@@ -1,13 +1,19 @@
 /* The reader beyond the table: versions noticed by identity (a new inode, an edit in place, a new
- * modification time), what sits at the path (symlink, FIFO, directory, a file too large), the
+ * modification time, a link made to the held version), what sits at the path (symlink, FIFO,
+ * directory, a file too large), the descriptors it holds, the file systems where it holds one, the
  * arguments, and questions from several threads while the file is replaced. Run under ASan and
  * UBSan, and again under ThreadSanitizer. */
+#define _GNU_SOURCE /* unshare */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,6 +86,124 @@ static void versions_are_noticed(void) {
     unlink(cache_path);
     CHECK(ask(reader, pinned_b) == PK_EMPTY, "a removed file means no cached pins");
     pk_reader_close(reader);
+}
+
+/* The version read is held open and a question looks at it alone while its links and change time
+ * stay: a hard link made to it after it was read and a replacement, with no question between,
+ * leave its link count as it was; its change time tells. The pause puts the link in a later tick
+ * of the clock that stamps change times, as it is on kernels without fine-grained timestamps. */
+static void linked_then_replaced(void) {
+    replace_with(pinned_a, 0);
+    pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
+    CHECK(ask(reader, pinned_a) == PK_TRUSTED, "the first version is read");
+    nanosleep(&(struct timespec){.tv_nsec = 30 * 1000 * 1000}, NULL);
+    char backup[400];
+    snprintf(backup, sizeof backup, "%s/banking-backup.json", directory);
+    CHECK(link(cache_path, backup) == 0, "cannot link %s", backup);
+    replace_with(pinned_b, 0);
+    CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "a version linked after it was read, then replaced, is seen replaced");
+    CHECK(ask(reader, pinned_b) == PK_TRUSTED, "the new version is read");
+    unlink(backup);
+    pk_reader_close(reader);
+    unlink(cache_path);
+}
+
+static int open_descriptors(void) {
+    DIR *listing = opendir("/proc/self/fd");
+    int count = 0;
+    while (listing != NULL && readdir(listing) != NULL) count++;
+    if (listing != NULL) closedir(listing);
+    return count;
+}
+
+/* One descriptor for the directory and one for the version in force: every replaced version's is
+ * closed once a question has seen the replacement, and all of them when the reader is closed. */
+static void descriptors_held(void) {
+    int before = open_descriptors();
+    replace_with(pinned_a, 0);
+    pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
+    CHECK(ask(reader, pinned_a) == PK_TRUSTED, "the first version is read");
+    int reading = open_descriptors();
+    CHECK(reading == before + 2, "an open reader holds %d descriptors, want 2", reading - before);
+    for (int version = 0; version < 50; version++) {
+        replace_with(version % 2 ? pinned_a : pinned_b, 0);
+        ask(reader, pinned_a);
+    }
+    CHECK(open_descriptors() == reading, "after 50 versions the reader holds %d descriptors, want 2", open_descriptors() - before);
+    unlink(cache_path);
+    CHECK(ask(reader, pinned_a) == PK_EMPTY, "a removed file means no cached pins");
+    CHECK(open_descriptors() == before + 1, "with no file the reader still holds a version");
+    pk_reader_close(reader);
+    CHECK(open_descriptors() == before, "a closed reader holds %d descriptors", open_descriptors() - before);
+}
+
+/* Uses the directory given from now on (this process only). */
+static void move_to(const char *path) {
+    snprintf(directory, sizeof directory, "%s", path);
+    snprintf(cache_path, sizeof cache_path, "%s/banking.json", directory);
+}
+
+static void make_directory(const char *path) { CHECK(mkdir(path, 0755) == 0, "cannot make %s", path); }
+
+/* A replacement, and how many descriptors the reader holds: 2 where the version read is held
+ * (the directory's and its own), 1 where every question looks at the name. */
+static void follows_replacement(const char *label, int held) {
+    int before = open_descriptors();
+    pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
+    CHECK(ask(reader, pinned_a) == PK_TRUSTED, "%s: the first version is read", label);
+    CHECK(open_descriptors() - before == held, "%s: the reader holds %d descriptors, want %d", label, open_descriptors() - before, held);
+    replace_with(pinned_b, 0);
+    CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "%s: a replaced version is seen replaced", label);
+    CHECK(ask(reader, pinned_b) == PK_TRUSTED, "%s: the new version is read", label);
+    pk_reader_close(reader);
+}
+
+/* In a mount namespace of its own: tmpfs, where the version is held, and an overlay whose first
+ * version sits in the lower layer, where replacing it leaves that file as it was (its links and
+ * change time): nothing may be held there. Returns the failures. */
+static int mounted_file_systems(const char *base) {
+    char path[sizeof directory + 16];
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return 1;
+    snprintf(path, sizeof path, "%s/tmpfs", base);
+    make_directory(path);
+    CHECK(mount("pinkeeper-test", path, "tmpfs", 0, "mode=0755") == 0, "cannot mount tmpfs on %s", path);
+    move_to(path);
+    replace_with(pinned_a, 0);
+    follows_replacement("tmpfs", 2);
+    const char *layers[] = {"lower", "upper", "work", "merged"};
+    for (int index = 0; index < 4; index++) {
+        snprintf(path, sizeof path, "%s/%s", base, layers[index]);
+        make_directory(path);
+    }
+    char options[1200];
+    snprintf(options, sizeof options, "lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work", base, base, base);
+    snprintf(path, sizeof path, "%s/lower", base);
+    move_to(path);
+    replace_with(pinned_a, 0);
+    snprintf(path, sizeof path, "%s/merged", base);
+    CHECK(mount("pinkeeper-test", path, "overlay", 0, options) == 0, "cannot mount an overlay on %s", path);
+    move_to(path);
+    follows_replacement("overlay, first version in the lower layer", 1);
+    return failures;
+}
+
+static void file_systems(void) {
+    if (geteuid() != 0) {
+        printf("reader: SKIPPED the file systems: mounting tmpfs and an overlay needs root\n");
+        return;
+    }
+    char base[sizeof directory + 8];
+    snprintf(base, sizeof base, "%s/mounts", directory);
+    make_directory(base);
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) _exit(mounted_file_systems(base) ? 1 : 0);
+    int status = 0;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the file systems' checks failed (status %d)", status);
+    char remove[400];
+    snprintf(remove, sizeof remove, "rm -rf '%s'", base);
+    CHECK(system(remove) == 0, "cannot remove %s", base);
 }
 
 static void what_sits_at_the_path(void) {
@@ -165,6 +289,9 @@ int main(void) {
     chmod(directory, 0755);
     snprintf(cache_path, sizeof cache_path, "%s/banking.json", directory);
     versions_are_noticed();
+    linked_then_replaced();
+    descriptors_held();
+    file_systems();
     what_sits_at_the_path();
     arguments();
     concurrent_questions();

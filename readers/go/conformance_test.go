@@ -74,6 +74,9 @@ func playConformanceCase(t *testing.T, c *conformance.Case) {
 	version := c.Version(t)
 	if c.PreviousCache != nil {
 		testfiles.Publish(t, directory, conformanceStore, c.PreviousCache)
+		if c.PreviousCacheLinked {
+			linkPreviousVersion(t, directory)
+		}
 	}
 	// Opened before the version under test is written: an invalid first version is then a
 	// refused update, not an error from Open.
@@ -103,6 +106,15 @@ func playConformanceCase(t *testing.T, c *conformance.Case) {
 }
 
 // conformanceStoreOf is the case's store, its fallback file written (or named, when missing).
+// linkPreviousVersion makes a hard link to the cache file, as a backup tool that links files does
+// (previous_cache_linked).
+func linkPreviousVersion(t *testing.T, directory string) {
+	cache := filepath.Join(directory, conformanceStore+".json")
+	if err := os.Link(cache, filepath.Join(directory, conformanceStore+"-backup.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func conformanceStoreOf(t *testing.T, c *conformance.Case, directory string) Store {
 	store := Store{ID: conformanceStore, CacheDirectory: directory}
 	switch {

@@ -25,6 +25,8 @@ struct ConformanceCase: Sendable, CustomTestStringConvertible {
         /// The version the question is finally asked about; nil means no file.
         var cache: Data?
         var previousCache: Data?
+        /// A hard link to the previous version is made before the reader opens.
+        var previousCacheLinked = false
         var cacheMode: mode_t = 0o644
         var directoryMode: mode_t = 0o755
         var fallback: Data?
@@ -87,6 +89,7 @@ struct ConformanceCase: Sendable, CustomTestStringConvertible {
             files.cache = bytes
         }
         files.previousCache = try json("previous_cache")
+        files.previousCacheLinked = row["previous_cache_linked"] as? Bool ?? false
         files.cacheMode = try mode("cache_mode", 0o644)
         files.directoryMode = try mode("directory_mode", 0o755)
         files.fallback = try json("fallback")

@@ -38,6 +38,9 @@ struct ConformancePlayer: ~Copyable {
         let reader: CacheReader
         if let previous = files.previousCache {
             fixture.replace(with: previous, mode: 0o644)
+            if files.previousCacheLinked {
+                #expect(link(fixture.path, fixture.directory.appendingPathComponent("banking-backup.json").path) == 0)
+            }
             reader = try openReader()
             _ = try ask(reader)  // the previous version is read and answers
             if let current = files.cache {

@@ -50,6 +50,9 @@ function playIn(directory, testCase) {
   let reader;
   if ('previous_cache' in testCase) {
     publish(directory, JSON.stringify(testCase.previous_cache));
+    if (testCase.previous_cache_linked) {
+      fs.linkSync(path.join(directory, `${STORE}.json`), path.join(directory, `${STORE}-backup.json`));
+    }
     reader = open();
     ask(reader, testCase); // the previous version is read and answers
     if (version === null) fs.unlinkSync(path.join(directory, `${STORE}.json`));

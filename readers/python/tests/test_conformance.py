@@ -3,6 +3,7 @@ reader through real files in a temporary directory: every case's verdict, the er
 re-read reports (or that opening the reader reports), every host spelling, and the error codes."""
 
 import base64
+import os
 import ssl
 
 import pytest
@@ -48,6 +49,8 @@ def test_conformance_case(case, tmp_path):
         return
     if "previous_cache" in case:
         replace(cache, file_content({"cache": case["previous_cache"]}))
+        if case.get("previous_cache_linked"):
+            os.link(cache, directory / f"{STORE}-backup.json")
         reader = open_reader(directory, fallback, case)
         ask(reader, case)  # the previous version is read and answers
         if current is None:
@@ -92,7 +95,8 @@ def test_the_table_covers_every_question_kind_and_file_rule():
     # Both kinds of question: by the host alone, and by the host with the leaf's common name.
     assert {"common_name" in c["question"] for c in CASES} == {True, False}
     members = {member for case in CASES for member in case}
-    assert {"cache_mode", "directory_mode", "fallback_mode", "fallback_missing", "previous_cache"} <= members
+    assert {"cache_mode", "directory_mode", "fallback_mode", "fallback_missing", "previous_cache",
+            "previous_cache_linked"} <= members
     assert {case["expected"] for case in CASES} == {"trusted", "untrusted", "empty", "error"}
 
 

@@ -64,6 +64,7 @@ type Case struct {
 	CacheText           *string         `json:"cache_text"`
 	CacheBase64         *string         `json:"cache_base64"`
 	PreviousCache       json.RawMessage `json:"previous_cache"`
+	PreviousCacheLinked bool            `json:"previous_cache_linked"`
 	CacheMode           string          `json:"cache_mode"`
 	DirectoryMode       string          `json:"directory_mode"`
 	Fallback            json.RawMessage `json:"fallback"`

@@ -72,6 +72,11 @@ final class CaseFiles implements AutoCloseable {
         TestCaches.publish(directory, STORE + ".json", version, mode);
     }
 
+    /** Makes a hard link named {@code name} to the store's cache file, as a backup tool that links files does. */
+    void linkCache(String name) throws IOException {
+        Files.createLink(directory.resolve(name), directory.resolve(STORE + ".json"));
+    }
+
     /** Writes the last version with its {@code cache_mode}, or deletes the file when the case has none. */
     void publishLast() throws IOException {
         byte[] version = lastVersion();

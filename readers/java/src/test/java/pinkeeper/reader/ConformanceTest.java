@@ -109,6 +109,7 @@ class ConformanceTest {
             CacheReader reader;
             if (testCase.has("previous_cache")) {
                 files.publish(files.previousVersion(), 0644);
+                if (testCase.path("previous_cache_linked").asBoolean(false)) files.linkCache("banking-backup.json");
                 reader = files.open();
                 ask(reader, question, now);
                 files.publishLast();

@@ -163,7 +163,10 @@ static void follows_replacement(const char *label, int held) {
  * change time): nothing may be held there. Returns the failures. */
 static int mounted_file_systems(const char *base) {
     char path[sizeof directory + 16];
-    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return 1;
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+        perror("reader_test: a mount namespace of its own (root with CAP_SYS_ADMIN)");
+        return 1;
+    }
     snprintf(path, sizeof path, "%s/tmpfs", base);
     make_directory(path);
     CHECK(mount("pinkeeper-test", path, "tmpfs", 0, "mode=0755") == 0, "cannot mount tmpfs on %s", path);

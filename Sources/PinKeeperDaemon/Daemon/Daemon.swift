@@ -297,18 +297,10 @@ struct DaemonLoop {
             now: now, periodicUpdateInterval: store.policy.periodicUpdateInterval)
         status[store.id] = .init(store: store.id, health: health, reason: state.lastResult == .ok ? nil : state.lastResult?.rawValue)
         var due = DueTime.of(cache: cache, state: state, policy: store.policy, now: now)
-        // Fetched from another URL than the one configured now (changed while the daemon was
-        // stopped): fetch at once, as a reload that changed it would, not days later.
-        if let source = cache?.metadata.source, source != store.url {
-            logger.info("the store's url changed since its last update; updating it now", metadata: ["store": "\(store.id)"])
-            due = min(due, now)
-        } else if due > now, let change = FetchSettings.changeSinceLastFetch(store, recorded: state.fetchSettings) {
-            logger.info("\(change)", metadata: ["store": "\(store.id)"])  // likewise any other fetch setting (FetchSettings)
-            due = now
-        }
-        // Likewise `authoritative` turned on: the cached pins the service no longer lists go now.
-        if store.policy.authoritative && state.authoritative != true && validPins > 0 {
-            logger.info("the store became authoritative since its last update; updating it now", metadata: ["store": "\(store.id)"])
+        // Changed while the daemon was stopped: fetch at once, as a reload that changed it would,
+        // not days later.
+        if let change = DueTime.changeSinceLastUpdate(store, cache: cache, state: state, validPins: validPins) {
+            logger.info("\(change)", metadata: ["store": "\(store.id)"])
             due = min(due, now)
         }
         return (due, validPins > 0)

@@ -42,7 +42,8 @@ extension DaemonLoop {
         reloadAnnounced = false
     }
 
-    /// Stores added, changed or with a file to reconcile are due now; removed ones are dropped.
+    /// Stores added, changed, with a file to reconcile or fetch settings their last fetch did not
+    /// use are due now; removed ones are dropped.
     mutating func swapIn(_ fresh: ReloadRead.Fresh) {
         let now = daemon.clock.now()
         let old = config
@@ -50,7 +51,12 @@ extension DaemonLoop {
         updater = fresh.updater
         probes.reconfigure(from: old, to: config, now: now)
         for store in config.stores {
-            if !fresh.unreconciled.contains(store.id), let before = old.store(store.id), store == before { continue }
+            let unchanged = old.store(store.id) == store
+            if unchanged && fresh.settingsChanged.contains(store.id) {
+                logger.info("\(FetchSettings.changeNotice)", metadata: ["store": "\(store.id)"])
+            } else if unchanged && !fresh.unreconciled.contains(store.id) {
+                continue
+            }
             schedule(store.id, at: now)  // added or changed: fetch from the (new) source now
         }
         for store in old.stores where config.store(store.id) == nil {

@@ -15,4 +15,21 @@ public enum DueTime {
         guard hasValidPins, let next = cache?.metadata.nextUpdate else { return now }
         return next > horizon ? now : next
     }
+
+    /// Why a store is due now although its schedule says later: the configuration changed what
+    /// its published pins or its last fetch depended on. The url differs from the one the file
+    /// was fetched from; another fetch setting differs from those the last fetch used
+    /// (`FetchSettings`); `authoritative` was turned on and pins are cached that the service may
+    /// no longer list. Nil when none did. `run` asks at start, `pinkeeper update` (without
+    /// `--force`) for every store it would leave alone.
+    static func changeSinceLastUpdate(_ store: StoreConfig, cache: CacheFile?, state: StoreState, validPins: Int) -> String? {
+        if let source = cache?.metadata.source, source != store.url {
+            return "the store's url changed since its last update; updating it now"
+        }
+        if let change = FetchSettings.changeSinceLastFetch(store, recorded: state.fetchSettings) { return change }
+        if store.policy.authoritative && state.authoritative != true && validPins > 0 {
+            return "the store became authoritative since its last update; updating it now"
+        }
+        return nil
+    }
 }

@@ -39,6 +39,9 @@ enum FetchSettings {
     /// A hostile value can only make the store due early, never later than its schedule.
     static func changeSinceLastFetch(_ store: StoreConfig, recorded: String?) -> String? {
         guard let recorded, recorded != digest(of: store) else { return nil }
-        return "the store's fetch settings changed since its last update; updating it now"
+        return changeNotice
     }
+
+    /// What the log says of a store made due by a change of its fetch settings.
+    static let changeNotice = "the store's fetch settings changed since its last update; updating it now"
 }

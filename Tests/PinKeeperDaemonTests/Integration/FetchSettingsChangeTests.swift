@@ -4,8 +4,9 @@ import PinKeeper
 import TestSupport
 import Testing
 
-/// Fetch settings changed while the daemon was stopped make the store due at start, as a reload
-/// that changed them would; an unchanged store waits for its schedule. The daemon runs in this
+/// Fetch settings changed while the daemon was stopped make the store due at start and at
+/// `pinkeeper update`, and new certificates in a store's `ca_file` make it due at a reload; an
+/// unchanged store waits for its schedule. The daemon runs in this
 /// process (`InProcessDaemon`) against the loopback server, through a fetcher that records requests.
 @Suite("Fetch settings changed while the daemon was stopped")
 struct FetchSettingsChangeTests {
@@ -79,6 +80,52 @@ struct FetchSettingsChangeTests {
         try bundle.write(to: caFile, atomically: true, encoding: .utf8)
         let second = await run(stores, untilPublished: ["b"])
         #expect(second.fetched == [server.url("b")])
+    }
+
+    @Test("new certificates in the same ca_file: a reload updates that store at once, the others wait", .timeLimit(.minutes(2)))
+    func caFileContentChangedBeforeReload() async throws {
+        let caFile = sandbox.root.appendingPathComponent("ca.pem")
+        try FileManager.default.copyItem(atPath: TestEnvironment.certificate("ca.pem"), toPath: caFile.path)
+        let fetcher = GatedFetcher(holding: [])
+        let sandbox = self.sandbox
+        let configuration = sandbox.configuration(try stores { $0["b"]?.caFile = caFile.path })
+        let daemon = InProcessDaemon(configuration, logger: sandbox.log.logger) { _ in sandbox.updater(fetcher: fetcher) }
+        let succeeded = { sandbox.log.all.filter { $0.message == "update succeeded" }.count }
+        let readies = { daemon.notifier.texts.filter { $0 == "READY=1" }.count }
+        #expect(await eventually(timeout: 30) { readies() == 1 && succeeded() == 3 })
+
+        daemon.send(.reload)  // the configuration and the CA file as they were: nothing is fetched
+        #expect(await eventually(timeout: 30) { readies() == 2 })
+        let bundle =
+            try String(contentsOf: caFile, encoding: .utf8)
+            + (try String(contentsOfFile: TestEnvironment.certificate("server.pem"), encoding: .utf8))
+        try bundle.write(to: caFile, atomically: true, encoding: .utf8)
+        daemon.send(.reload)
+        #expect(await eventually(timeout: 30) { readies() == 3 && succeeded() == 4 })
+        await daemon.stop()
+        #expect(fetcher.requested.count == 4 && fetcher.requested.last == server.url("b"), "\(fetcher.requested)")
+        let madeDue = sandbox.log.all.filter { $0.message == FetchSettings.changeNotice }.compactMap { $0.metadata["store"] }
+        #expect(madeDue == ["b"])
+    }
+
+    @Test("pinkeeper update without --force fetches the stores whose url or settings changed; the others are fresh")
+    func oneShotUpdate() async throws {
+        let fetcher = GatedFetcher(holding: [])
+        let sandbox = self.sandbox
+        func update(_ stores: [StoreConfig]) async -> [String: String] {
+            let lines = await OneShotUpdate.run(
+                configuration: sandbox.configuration(stores), storeIDs: [], force: false, updater: sandbox.updater(fetcher: fetcher))
+            return Dictionary(uniqueKeysWithValues: lines.map { ($0.store, $0.result) })
+        }
+        let first = try stores()
+        #expect(await update(first) == ["a": "ok", "b": "ok", "c": "ok"])
+        #expect(await update(first) == ["a": "fresh", "b": "fresh", "c": "fresh"])
+        let changed = try stores {
+            $0["a"]?.expectedCommonNames = ["a.example.com"]
+            $0["c"]?.url = server.url("b")
+        }
+        #expect(await update(changed) == ["a": "ok", "b": "fresh", "c": "ok"])
+        #expect(await update(changed) == ["a": "fresh", "b": "fresh", "c": "fresh"], "the fetches recorded the settings")
     }
 
     @Test(

@@ -37,6 +37,7 @@ struct Run: AsyncParsableCommand {
         try global.workAsServiceUser(configuration, failureStatus: 73)
         try global.prepareDirectories(configuration, failureStatus: 73)
         let logger = global.makeLogger(configuration)
+        lastRead.withLock { $0 = Self.checkServiceUserReads(firstRead, configPath: global.configPath, logger: logger) }
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
         let signals: SignalWatcher
         do {
@@ -84,6 +85,21 @@ struct Run: AsyncParsableCommand {
         await daemon.run(triggers: triggers)
         await hooks.stop()  // within the kill grace, well inside the unit's TimeoutStopSec=
         withExtendedLifetime(signals) {}
+    }
+
+    /// Read as root, the configuration may be closed to the service user it now works as: say so
+    /// at start, naming the file, rather than at the first reload, and let the watcher compare
+    /// with what the service user reads (else every event would look like a change): the
+    /// snapshot the watcher compares with.
+    private static func checkServiceUserReads(_ read: ConfigSnapshot?, configPath: String, logger: Logger) -> ConfigSnapshot? {
+        guard let read else { return nil }
+        let (unreadable, compareWith) = read.unreadable(in: ConfigSnapshot.take(configPath: configPath))
+        for path in unreadable {
+            logger.warning(
+                "the service user cannot read this configuration file: a reload would fail; let it read the file (group or mode 0644)",
+                metadata: ["file": "\(path)"])
+        }
+        return compareWith
     }
 
     /// A reloaded configuration may name new directories: they are made ready before it is

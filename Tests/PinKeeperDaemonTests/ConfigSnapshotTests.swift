@@ -19,6 +19,25 @@ struct ConfigSnapshotTests {
         try text.write(to: url, atomically: false, encoding: .utf8)  // in place, as an editor may
     }
 
+    @Test("files root read and the service user cannot: named, and compared as the service user reads them unless more changed")
+    func unreadableToTheServiceUser() {
+        let digest: [UInt8] = [1, 2, 3]
+        let main = "/etc/pinkeeper/pinkeeper.toml", dropIn = "/etc/pinkeeper/stores.d/a.toml"
+        let read = ConfigSnapshot(files: [.init(path: main, digest: digest), .init(path: dropIn, digest: digest)])
+        #expect(read.unreadable(in: read) == ([], read))
+        // The main file closed to the service user; stores.d closed too, so no drop-in is listed.
+        let closed = ConfigSnapshot(files: [.init(path: main, digest: nil)])
+        #expect(read.unreadable(in: closed) == ([main, dropIn], closed))
+        let mainOnly = ConfigSnapshot(files: [.init(path: main, digest: nil), .init(path: dropIn, digest: digest)])
+        #expect(read.unreadable(in: mainOnly) == ([main], mainOnly))
+        // A drop-in also edited since the read: the watcher must still see that change.
+        let edited = ConfigSnapshot(files: [.init(path: main, digest: nil), .init(path: dropIn, digest: [9])])
+        #expect(read.unreadable(in: edited) == ([main], read))
+        // A file root could not read either is no news.
+        let neither = ConfigSnapshot(files: [.init(path: main, digest: nil)])
+        #expect(neither.unreadable(in: neither) == ([], neither))
+    }
+
     @Test("equal when nothing changed; not after an edit in place of the same size, a new or removed drop-in")
     func snapshots() throws {
         try write("pinkeeper.toml", "concurrency = 8\n")

@@ -34,4 +34,16 @@ public struct ConfigSnapshot: Equatable, Sendable {
                 Entry(path: path, digest: FileContentDigest.sha256(ofFile: path))
             })
     }
+
+    /// The files this snapshot read that `now` (the same files taken later, by the service user
+    /// after root read them) cannot read, and the snapshot to compare with from now on: `now`
+    /// when those files are the only difference (a reload will fail on them, which the caller says
+    /// at start; comparing with root's read would take each event for a change), else this one.
+    public func unreadable(in now: ConfigSnapshot) -> (paths: [String], compareWith: ConfigSnapshot) {
+        let readNow = Dictionary(now.files.map { ($0.path, $0.digest) }, uniquingKeysWith: { first, _ in first })
+        let lost = files.filter { $0.digest != nil && (readNow[$0.path] ?? nil) == nil }.map(\.path)
+        let lostSet = Set(lost)
+        let same = files.filter { !lostSet.contains($0.path) } == now.files.filter { !lostSet.contains($0.path) }
+        return (lost, !lost.isEmpty && same ? now : self)
+    }
 }

@@ -39,9 +39,10 @@ final class ServiceUserTests {
 
     /// The main file, root's: `user` is left out unless given.
     @discardableResult
-    func writeConfig(user: String? = nil, mode: String = "challenge") throws -> String {
+    func writeConfig(user: String? = nil, mode: String = "challenge", watching: Bool = false) throws -> String {
         var text = "cache_directory = \"\(cache)\"\nstate_directory = \"\(state)\"\n"
         if let user { text += "user = \(user)\n" }
+        if watching { text += "watch_configuration = true\n" }
         text += """
             [stores.a]
             url = "\(server.url("a"))"
@@ -127,6 +128,22 @@ final class ServiceUserTests {
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 5) == 0, "\(daemon.stderr)")
         expectServiceUserOwnsEverything(daemon.stderr)
+    }
+
+    @Test("a configuration only root can read: one warning at start naming it, and no reload the watcher took for a change")
+    func configurationClosedToTheServiceUser() throws {
+        let config = try writeConfig(watching: true)
+        chmod(config, 0o600)
+        let daemon = try DaemonProcess(config: config, environment: ["HOME": "/nonexistent"])
+        let deadline = Date().addingTimeInterval(15)
+        while hookIdentity() == nil && daemon.isRunning && Date() < deadline { usleep(20_000) }
+        usleep(1_500_000)  // the watcher compares the files with the read once its watches exist
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 5) == 0, "\(daemon.stderr)")
+        let warnings = daemon.stderr.split(separator: "\n").filter { $0.contains("the service user cannot read this configuration file") }
+        #expect(warnings.count == 1 && warnings.first?.contains(config) == true, "\(daemon.stderr)")
+        #expect(!daemon.stderr.contains("configuration changed; reloading"), "\(daemon.stderr)")
+        #expect(!daemon.stderr.contains("reload failed"), "\(daemon.stderr)")
     }
 
     @Test("what an earlier run as root left (a root's state directory, lock and state files, cache file) is handed over")

@@ -72,10 +72,12 @@ struct DaemonLoop {
     var probes: ProbeSchedule
     /// Fetches that unpinned or expiring probes ask for (`min_probe_refresh`, the back-off).
     var probeRefresh = ProbeRefresh()
-    /// Envoy secrets: when each store's must be written again (a pin expires), and which stores
-    /// left the configuration and must match nothing. One sync task at a time, off the loop.
+    /// Envoy secrets: when each store's must be written again (a pin expires), and the secrets
+    /// that must match nothing from now on (a store that left the configuration, every store of
+    /// an `envoy_sds_directory` a reload left), each with the directory's writer. One sync task at
+    /// a time, off the loop.
     var secretsDue: [String: Int64] = [:]
-    var secretsRetired: [String] = []
+    var secretsRetired: [(directory: EnvoySecretSync, store: String)] = []
     var secretsTask: Task<Void, Never>?
     /// A reload's files are being read off the loop (`ReloadRead`).
     var reloadReading = false
@@ -264,9 +266,9 @@ struct DaemonLoop {
     /// Writes the Envoy secrets of the stores whose pins expired (or whose file changed) off
     /// the loop, one task at a time; the stores it covers are due again when it reports.
     private mutating func startDueSecrets() {
-        guard secretsTask == nil, let envoy = updater.envoy else { return }
-        let now = daemon.clock.now()
-        let stores = config.stores.filter { (secretsDue[$0.id] ?? Int64.max) <= now }
+        guard secretsTask == nil else { return }
+        let envoy = updater.envoy, now = daemon.clock.now()
+        let stores = envoy == nil ? [] : config.stores.filter { (secretsDue[$0.id] ?? Int64.max) <= now }
         let retired = secretsRetired
         guard !stores.isEmpty || !retired.isEmpty else { return }
         for store in stores { secretsDue[store.id] = nil }
@@ -274,9 +276,9 @@ struct DaemonLoop {
         let input = self.input
         secretsTask = Task(executorPreference: daemon.executor) {
             let next = await BlockingWork.run { () -> [String: Int64] in
-                for id in retired { envoy.retire(id) }
+                for (directory, id) in retired { directory.retire(id) }
                 var next: [String: Int64] = [:]
-                for store in stores { next[store.id] = envoy.sync(store, now: now) }
+                for store in stores { next[store.id] = envoy?.sync(store, now: now) }
                 return next
             }
             input.yield(.secretsWritten(next))

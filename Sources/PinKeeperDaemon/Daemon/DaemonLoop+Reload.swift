@@ -46,7 +46,7 @@ extension DaemonLoop {
     /// use are due now; removed ones are dropped.
     mutating func swapIn(_ fresh: ReloadRead.Fresh) {
         let now = daemon.clock.now()
-        let old = config
+        let old = config, oldEnvoy = updater.envoy
         config = fresh.configuration
         updater = fresh.updater
         probes.reconfigure(from: old, to: config, now: now)
@@ -63,13 +63,27 @@ extension DaemonLoop {
             schedule(store.id, at: nil)
             status[store.id] = nil
             secretsDue[store.id] = nil
-            if updater.envoy != nil { secretsRetired.append(store.id) }
         }
+        retireSecrets(of: old, in: oldEnvoy)
         probeRefresh.retain(Set(config.stores.map(\.id)))
         secretsDue = [:]
         if updater.envoy != nil { for store in config.stores { secretsDue[store.id] = now } }
         daemon.applied(config)
         logger.info("configuration reloaded", metadata: ["stores": "\(config.stores.count)"])
+    }
+
+    /// Secrets Envoy may still read must match nothing once no store keeps them: those of the
+    /// stores that left, and all of them when `envoy_sds_directory` moved or was removed (Envoy
+    /// keeps what it read last from a directory nobody writes any more).
+    private mutating func retireSecrets(of old: Configuration, in oldEnvoy: EnvoySecretSync?) {
+        guard let oldEnvoy else { return }
+        let moved = oldEnvoy.writer.directory != updater.envoy?.writer.directory
+        if moved {
+            logger.notice(
+                "envoy_sds_directory changed; the Envoy secrets left in the old one now match no certificate",
+                metadata: ["directory": "\(oldEnvoy.writer.directory)"])
+        }
+        for store in old.stores where moved || config.store(store.id) == nil { secretsRetired.append((oldEnvoy, store.id)) }
     }
 
     /// The stores the start-up pass left out because a reload (or SIGUSR1) came first, and

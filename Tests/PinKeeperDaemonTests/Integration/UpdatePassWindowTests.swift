@@ -50,7 +50,9 @@ struct UpdatePassWindowTests {
         let sandbox = try Sandbox()
         let fetcher = ScriptedFetcher(holdingFirst: true)
         let stores = try Self.stores(sandbox, count: 3)
-        let pass = Task { await UpdatePass.run(stores, updater: sandbox.updater(fetcher: fetcher), concurrency: 2) }
+        let pass = Task(executorPreference: DaemonTestPool.shared) {
+            await UpdatePass.run(stores, updater: sandbox.updater(fetcher: fetcher), concurrency: 2)
+        }
 
         // A window of two slides: the third starts when the second ends, while the first is held.
         #expect(await eventually(timeout: 20) { fetcher.started.count == 3 }, "started: \(fetcher.started)")
@@ -69,7 +71,9 @@ struct UpdatePassWindowTests {
         var updater = sandbox.updater(fetcher: fetcher)
         updater.state = StateDirectory(path: sandbox.state.path, writer: AtomicWriter(fileSystem: disk))
         let stores = try Self.stores(sandbox, count: 2)
-        let pass = Task { [updater] in await UpdatePass.run(stores, updater: updater, concurrency: 1) }
+        let pass = Task(executorPreference: DaemonTestPool.shared) { [updater] in
+            await UpdatePass.run(stores, updater: updater, concurrency: 1)
+        }
 
         // The first store's failure is being saved (its fsync hangs) while the second fetches.
         #expect(

@@ -90,7 +90,7 @@ final class InProcessDaemon: Sendable {
         if let concurrency { configuration.concurrency = concurrency }
         let next = Box(configuration), gate = reloads
         nextConfiguration = next
-        let daemon = Daemon(
+        var daemon = Daemon(
             configuration: configuration,
             reload: {
                 var reloaded = next.value.withLock { $0 }
@@ -100,7 +100,8 @@ final class InProcessDaemon: Sendable {
             }, makeUpdater: makeUpdater, notifier: notifier, logger: logger)
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
         self.input = input
-        task = Task { await daemon.run(triggers: triggers) }
+        daemon.executor = DaemonTestPool.shared
+        task = Task(executorPreference: DaemonTestPool.shared) { [daemon] in await daemon.run(triggers: triggers) }
     }
 
     /// What the next `.reload` reads.

@@ -105,7 +105,6 @@ func playConformanceCase(t *testing.T, c *conformance.Case) {
 	expectCode(t, "Refresh", reader.Refresh(), c.ExpectedError)
 }
 
-// conformanceStoreOf is the case's store, its fallback file written (or named, when missing).
 // linkPreviousVersion makes a hard link to the cache file, as a backup tool that links files does
 // (previous_cache_linked).
 func linkPreviousVersion(t *testing.T, directory string) {
@@ -115,6 +114,7 @@ func linkPreviousVersion(t *testing.T, directory string) {
 	}
 }
 
+// conformanceStoreOf is the case's store, its fallback file written (or named, when missing).
 func conformanceStoreOf(t *testing.T, c *conformance.Case, directory string) Store {
 	store := Store{ID: conformanceStore, CacheDirectory: directory}
 	switch {

@@ -39,7 +39,7 @@ struct ConformancePlayer: ~Copyable {
         if let previous = files.previousCache {
             fixture.replace(with: previous, mode: 0o644)
             if files.previousCacheLinked {
-                #expect(link(fixture.path, fixture.directory.appendingPathComponent("banking-backup.json").path) == 0)
+                #expect(link(fixture.path, fixture.directory.appendingPathComponent("\(ConformanceCase.store)-backup.json").path) == 0)
             }
             reader = try openReader()
             _ = try ask(reader)  // the previous version is read and answers

@@ -71,6 +71,11 @@ int main(void) {
         fprintf(stderr, "%s\n", pk_error_message(problem));
         return 1;
     }
+    /* A version is relied on once a lookup a second after it was written found it (watch.c), as
+     * nearly every question meets the daemon's file: wait, and let one question look. */
+    sleep(2);
+    unsigned char settling[32] = {0};
+    pk_verdict_fingerprint(reader, "host1.example.com", settling, 0, 1763770000);
     unsigned char pinned[32], other[32];
     pk_parse_fingerprint("AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBA00=", pinned);
     memset(other, 7, sizeof other);

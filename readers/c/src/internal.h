@@ -131,6 +131,7 @@ pk_error *pk_read_file(const char *kind, const char *path, bool follow_links, ch
 
 /* ---- watch.c: the version last read, held open ---- */
 struct stat;
+struct timespec;
 typedef struct pk_watch pk_watch;
 pk_identity pk_identity_of(const struct stat *status);
 bool pk_same_identity(const pk_identity *a, const pk_identity *b);
@@ -140,7 +141,11 @@ bool pk_replacement_takes_a_link(int descriptor);
 /* Holds descriptor (taken: closed when released) of the version read with identity; NULL, the
  * descriptor closed, on a file system not listed or when memory ran out. */
 pk_watch *pk_watch_new(int descriptor, const pk_identity *identity);
-/* One fstat: the held version still has the identity, link count and change time it was read with. */
+/* A lookup of the name begun at looked (CLOCK_REALTIME_COARSE) found the version with identity
+ * found: when that is the held one and looked is a second past its change time, it is settled. */
+void pk_watch_found(pk_watch *watch, const pk_identity *found, const struct timespec *looked);
+/* One fstat: the held version is settled and still has the identity, link count and change time
+ * it was read with. */
 bool pk_watch_unchanged(const pk_watch *watch);
 void pk_watch_retain(pk_watch *watch);
 void pk_watch_release(pk_watch *watch);

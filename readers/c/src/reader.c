@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -90,9 +91,12 @@ static state refreshed(pk_reader *reader, pk_snapshot *base, observation seen) {
     pk_error *error = seen.kind == OBSERVED_MISSING ? NULL
                                                     : pk_read_file("cache file", reader->path, false, &bytes, &length, &identity, &kept);
     if (kept >= 0) {
-        /* What was read, usable or not, is the version a question compares with from now on. */
+        /* What was read, usable or not, is the version a question compares with from now on. It
+         * is held only beside the held directory: without it the path is followed as a path
+         * (another directory may come to stand at it), which only a lookup of the path sees. */
         next.observed = (observation){OBSERVED_FILE, identity, 0};
-        next.watch = pk_watch_new(kept, &identity);
+        if (reader->directory >= 0) next.watch = pk_watch_new(kept, &identity);
+        else close(kept);
     }
     pk_list cache = {0};
     if (seen.kind == OBSERVED_FILE && error == NULL) error = pk_parse_cache_file(bytes, length, reader->path, reader->store, &cache);
@@ -158,11 +162,15 @@ static pk_snapshot *current_if_unchanged(pk_reader *reader) {
 pk_snapshot *pk_reader_current(pk_reader *reader) {
     pk_snapshot *unchanged = current_if_unchanged(reader);
     if (unchanged != NULL) return unchanged;
+    struct timespec looked; /* before the lookup: what it finds was there at this time or later */
+    clock_gettime(CLOCK_REALTIME_COARSE, &looked);
     observation seen = observe(reader);
     pthread_mutex_lock(&reader->lock);
     if (!reader->refreshing && !same_observation(&seen, &reader->observed)) {
         reader->refreshing = true;
         read_version(reader, seen);
+    } else if (reader->watch != NULL && seen.kind == OBSERVED_FILE) {
+        pk_watch_found(reader->watch, &seen.identity, &looked);
     }
     pk_snapshot *snapshot = reader->current;
     pk_snapshot_retain(snapshot);

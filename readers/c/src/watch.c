@@ -3,11 +3,16 @@
  * about twice as much, and was most of a question's cost.
  *
  * Why that is enough: renaming a new version over the name takes a link from the old one and sets
- * its change time; so does removing it; an edit in place moves its size or times. So while the
- * held version's identity, link count and change time are as they were when it was read, the name
- * still leads to it. The one change this misses is a hard link made to it and the version replaced
- * within the clock tick of its own last change, with no question in between; only its owner or
- * root can make that link (protected_hardlinks), and they can write the pins anyway.
+ * its change time; so does removing it, renaming it away or linking it elsewhere; an edit in place
+ * moves its size or times. So while the held version's identity, link count and change time are
+ * as they were when it was read, the name still leads to it — provided a change cannot leave the
+ * change time as it was. It can, within the clock tick of the version's last change (a second on
+ * ext2/3 or 128-byte inodes; a jiffy before Linux 6.13): renamed away and replaced in that tick,
+ * the held version would look unchanged for good. So a version is held but not relied on until a
+ * lookup of the name, begun at least a second after its change time, has found it there (the
+ * "racily clean" rule of git's index): every change after that lookup stamps a later time. Until
+ * then, and whenever it moved, a question looks at the name. A wall clock set back by more than
+ * the margin could defeat the rule; nothing else known does.
  *
  * This holds for the local file systems listed below. On any other nothing is held and every
  * question looks at the name: NFS renames a replaced file that is still open instead of removing
@@ -22,6 +27,7 @@
 
 struct pk_watch {
     atomic_size_t references;
+    atomic_bool settled; /* a lookup of the name begun a second after its change time found it */
     int descriptor;
     pk_identity identity;
 };
@@ -59,12 +65,21 @@ pk_watch *pk_watch_new(int descriptor, const pk_identity *identity) {
         return NULL;
     }
     atomic_init(&watch->references, 1);
+    atomic_init(&watch->settled, false);
     watch->descriptor = descriptor;
     watch->identity = *identity;
     return watch;
 }
 
+void pk_watch_found(pk_watch *watch, const pk_identity *found, const struct timespec *looked) {
+    if (!pk_same_identity(found, &watch->identity)) return;
+    int64_t margin = watch->identity.change_seconds + 1;
+    if (looked->tv_sec > margin || (looked->tv_sec == margin && looked->tv_nsec >= watch->identity.change_nanoseconds))
+        atomic_store_explicit(&watch->settled, true, memory_order_release);
+}
+
 bool pk_watch_unchanged(const pk_watch *watch) {
+    if (!atomic_load_explicit(&watch->settled, memory_order_acquire)) return false;
     struct stat status;
     if (fstat(watch->descriptor, &status) != 0) return false;
     pk_identity now = pk_identity_of(&status);

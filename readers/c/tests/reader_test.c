@@ -88,24 +88,69 @@ static void versions_are_noticed(void) {
     pk_reader_close(reader);
 }
 
-/* The version read is held open and a question looks at it alone while its links and change time
- * stay: a hard link made to it after it was read and a replacement, with no question between,
- * leave its link count as it was; its change time tells. The pause puts the link in a later tick
- * of the clock that stamps change times, as it is on kernels without fine-grained timestamps. */
-static void linked_then_replaced(void) {
+/* Uses the directory given from now on (this process only). */
+static void move_to(const char *path) {
+    snprintf(directory, sizeof directory, "%s", path);
+    snprintf(cache_path, sizeof cache_path, "%s/banking.json", directory);
+}
+
+static void make_directory(const char *path) { CHECK(mkdir(path, 0755) == 0, "cannot make %s", path); }
+
+static void pause_for(long milliseconds) {
+    nanosleep(&(struct timespec){.tv_sec = milliseconds / 1000, .tv_nsec = (milliseconds % 1000) * 1000000}, NULL);
+}
+
+/* Waits past the current version's settling second, then asks twice: the first question reads
+ * the version if the reader has not yet, the lookup of the second lets it rely on the version it
+ * holds (watch.c). */
+static void settle(pk_reader *reader, const char *fingerprint) {
+    pause_for(1100);
+    for (int question = 0; question < 2; question++)
+        CHECK(ask(reader, fingerprint) == PK_TRUSTED, "the settled version answers");
+}
+
+/* A settled version is relied on while its links and change time stay. A hard link made to it
+ * and a replacement, or a rename away and a new version, with no question between, leave its
+ * link count as it was; its change time tells. */
+static void moved_then_replaced(void) {
+    char elsewhere[400];
+    snprintf(elsewhere, sizeof elsewhere, "%s/banking-backup.json", directory);
+    for (int linking = 0; linking < 2; linking++) {
+        const char *move = linking ? "linked elsewhere" : "renamed away";
+        replace_with(pinned_a, 0);
+        pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
+        settle(reader, pinned_a);
+        CHECK((linking ? link(cache_path, elsewhere) : rename(cache_path, elsewhere)) == 0, "cannot move %s", cache_path);
+        replace_with(pinned_b, 0);
+        CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "a settled version %s, then replaced, is seen replaced", move);
+        CHECK(ask(reader, pinned_b) == PK_TRUSTED, "%s: the new version is read", move);
+        unlink(elsewhere);
+        pk_reader_close(reader);
+        unlink(cache_path);
+    }
+}
+
+/* A reader opened before its directory exists follows the path, not a directory: nothing is held,
+ * and another directory put at the path is seen. */
+static void directory_not_held(void) {
+    char path[sizeof directory + 16], old[sizeof directory + 16];
+    snprintf(path, sizeof path, "%s/later", directory);
+    snprintf(old, sizeof old, "%s/later.old", directory);
+    pk_reader *reader = pk_reader_open(path, "banking", NULL, NULL, 0, NULL);
+    make_directory(path);
+    char saved[sizeof directory];
+    snprintf(saved, sizeof saved, "%s", directory);
+    move_to(path);
     replace_with(pinned_a, 0);
-    pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
-    CHECK(ask(reader, pinned_a) == PK_TRUSTED, "the first version is read");
-    nanosleep(&(struct timespec){.tv_nsec = 30 * 1000 * 1000}, NULL);
-    char backup[400];
-    snprintf(backup, sizeof backup, "%s/banking-backup.json", directory);
-    CHECK(link(cache_path, backup) == 0, "cannot link %s", backup);
+    settle(reader, pinned_a);
+    CHECK(rename(path, old) == 0 && mkdir(path, 0755) == 0, "cannot put another directory at %s", path);
     replace_with(pinned_b, 0);
-    CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "a version linked after it was read, then replaced, is seen replaced");
-    CHECK(ask(reader, pinned_b) == PK_TRUSTED, "the new version is read");
-    unlink(backup);
+    CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "another directory at the path is followed");
     pk_reader_close(reader);
-    unlink(cache_path);
+    move_to(saved);
+    char remove[2 * sizeof path + 16];
+    snprintf(remove, sizeof remove, "rm -rf '%s' '%s'", path, old);
+    CHECK(system(remove) == 0, "cannot remove %s", path);
 }
 
 static int open_descriptors(void) {
@@ -132,25 +177,17 @@ static void descriptors_held(void) {
     CHECK(open_descriptors() == reading, "after 50 versions the reader holds %d descriptors, want 2", open_descriptors() - before);
     unlink(cache_path);
     CHECK(ask(reader, pinned_a) == PK_EMPTY, "a removed file means no cached pins");
-    CHECK(open_descriptors() == before + 1, "with no file the reader still holds a version");
+    CHECK(open_descriptors() == before + 1, "with no file the reader holds its directory alone");
     pk_reader_close(reader);
     CHECK(open_descriptors() == before, "a closed reader holds %d descriptors", open_descriptors() - before);
 }
 
-/* Uses the directory given from now on (this process only). */
-static void move_to(const char *path) {
-    snprintf(directory, sizeof directory, "%s", path);
-    snprintf(cache_path, sizeof cache_path, "%s/banking.json", directory);
-}
-
-static void make_directory(const char *path) { CHECK(mkdir(path, 0755) == 0, "cannot make %s", path); }
-
-/* A replacement, and how many descriptors the reader holds: 2 where the version read is held
- * (the directory's and its own), 1 where every question looks at the name. */
+/* A replacement of a settled version, and how many descriptors the reader holds: 2 where the
+ * version read is held (the directory's and its own), 1 where every question looks at the name. */
 static void follows_replacement(const char *label, int held) {
     int before = open_descriptors();
     pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
-    CHECK(ask(reader, pinned_a) == PK_TRUSTED, "%s: the first version is read", label);
+    settle(reader, pinned_a);
     CHECK(open_descriptors() - before == held, "%s: the reader holds %d descriptors, want %d", label, open_descriptors() - before, held);
     replace_with(pinned_b, 0);
     CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "%s: a replaced version is seen replaced", label);
@@ -158,27 +195,25 @@ static void follows_replacement(const char *label, int held) {
     pk_reader_close(reader);
 }
 
-/* In a mount namespace of its own: tmpfs, where the version is held, and an overlay whose first
- * version sits in the lower layer, where replacing it leaves that file as it was (its links and
- * change time): nothing may be held there. Returns the failures. */
-static int mounted_file_systems(const char *base) {
+static void on_tmpfs(const char *base) {
     char path[sizeof directory + 16];
-    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
-        perror("reader_test: a mount namespace of its own (root with CAP_SYS_ADMIN)");
-        return 1;
-    }
     snprintf(path, sizeof path, "%s/tmpfs", base);
     make_directory(path);
     CHECK(mount("pinkeeper-test", path, "tmpfs", 0, "mode=0755") == 0, "cannot mount tmpfs on %s", path);
     move_to(path);
     replace_with(pinned_a, 0);
     follows_replacement("tmpfs", 2);
+}
+
+/* An overlay whose first version sits in the lower layer: replacing it leaves that file as it was
+ * (its links and change time), so nothing may be held there. */
+static void on_overlay(const char *base) {
+    char path[sizeof directory + 16], options[1200];
     const char *layers[] = {"lower", "upper", "work", "merged"};
     for (int index = 0; index < 4; index++) {
         snprintf(path, sizeof path, "%s/%s", base, layers[index]);
         make_directory(path);
     }
-    char options[1200];
     snprintf(options, sizeof options, "lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work", base, base, base);
     snprintf(path, sizeof path, "%s/lower", base);
     move_to(path);
@@ -187,12 +222,52 @@ static int mounted_file_systems(const char *base) {
     CHECK(mount("pinkeeper-test", path, "overlay", 0, options) == 0, "cannot mount an overlay on %s", path);
     move_to(path);
     follows_replacement("overlay, first version in the lower layer", 1);
-    return failures;
+}
+
+/* ext2 with 128-byte inodes stamps whole seconds: a version renamed away and replaced within the
+ * second it was written keeps its change time and links. Not yet settled, it is not relied on:
+ * the new version is seen, and so is every later one. */
+static void on_whole_seconds(const char *base) {
+    char image[sizeof directory + 32], path[sizeof directory + 32], command[4 * sizeof path + 100], away[sizeof cache_path + 8];
+    snprintf(image, sizeof image, "%s/ext2.img", base);
+    snprintf(path, sizeof path, "%s/ext2", base);
+    make_directory(path);
+    snprintf(command, sizeof command, "mkfs.ext2 -q -F -I 128 '%s' 1024 >/dev/null 2>&1 && mount -o loop '%s' '%s' && chmod 0755 '%s'",
+             image, image, path, path);
+    CHECK(system(command) == 0, "cannot make and mount an ext2 file system with 128-byte inodes at %s", path);
+    move_to(path);
+    snprintf(away, sizeof away, "%s/away.json", directory);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    pause_for((1000000000 - now.tv_nsec) / 1000000 + 20); /* what follows, within one second */
+    replace_with(pinned_a, 0);
+    pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
+    for (int question = 0; question < 2; question++) CHECK(ask(reader, pinned_a) == PK_TRUSTED, "ext2: the first version is read");
+    CHECK(rename(cache_path, away) == 0, "cannot rename %s", cache_path);
+    replace_with(pinned_b, 0);
+    CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "ext2: a version renamed away and replaced within its second is seen replaced");
+    pause_for(1100);
+    replace_with(pinned_b, 3);
+    CHECK(ask(reader, pinned_a) == PK_UNTRUSTED && ask(reader, pinned_b) == PK_TRUSTED, "ext2: the version after it is read");
+    pk_reader_close(reader);
+}
+
+/* In a mount namespace of its own, which ends with this child. Returns the failures it found. */
+static int mounted_file_systems(const char *base) {
+    int before = failures;
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+        perror("reader_test: a mount namespace of its own (root with CAP_SYS_ADMIN)");
+        return 1;
+    }
+    on_tmpfs(base);
+    on_overlay(base);
+    on_whole_seconds(base);
+    return failures - before;
 }
 
 static void file_systems(void) {
     if (geteuid() != 0) {
-        printf("reader: SKIPPED the file systems: mounting tmpfs and an overlay needs root\n");
+        printf("reader: SKIPPED the file systems: mounting tmpfs, an overlay and ext2 needs root\n");
         return;
     }
     char base[sizeof directory + 8];
@@ -281,6 +356,8 @@ static void concurrent_questions(void) {
         pthread_join(threads[index], &wrong);
         CHECK(wrong == NULL, "thread %d got %ld answers other than trusted", index, (long)(intptr_t)wrong);
     }
+    replace_with(pinned_b, 0);
+    CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "after the threads, the last version is read");
     pk_reader_close(reader);
     unlink(cache_path);
 }
@@ -292,7 +369,8 @@ int main(void) {
     chmod(directory, 0755);
     snprintf(cache_path, sizeof cache_path, "%s/banking.json", directory);
     versions_are_noticed();
-    linked_then_replaced();
+    moved_then_replaced();
+    directory_not_held();
     descriptors_held();
     file_systems();
     what_sits_at_the_path();

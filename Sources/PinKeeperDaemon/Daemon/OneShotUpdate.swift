@@ -5,8 +5,8 @@ import PinKeeper
 public enum OneShotUpdate {
     public struct Line: Sendable {
         public var store: String
-        /// `fresh` when the store was not due (nor its settings changed: `DueTime.changeSinceLastUpdate`)
-        /// and `--force` was not given; `busy` when another process was updating it.
+        /// `fresh` when the store was not due and `--force` was not given; `busy` when another
+        /// process was updating it.
         public var result: String
         public var pins: Int
         public var nextUpdate: Int64
@@ -68,9 +68,8 @@ public enum OneShotUpdate {
                 }
             }
             let dueAt = DueTime.of(cache: cache, state: state, policy: store.policy, now: now)
-            let pins = cache.list.pins.filter { !$0.isExpired(at: now) }.count
-            // As `run` at start: a store whose configuration changed what it was fetched with is due.
-            if dueAt > now && DueTime.changeSinceLastUpdate(store, cache: cache, state: state, validPins: pins) == nil {
+            if dueAt > now {
+                let pins = cache.list.pins.filter { !$0.isExpired(at: now) }.count
                 let failing = state.lastResult.map { $0 != .ok } ?? false
                 lines[store.id] = Line(
                     store: store.id, result: failing ? "waiting" : "fresh", pins: pins,

@@ -20,8 +20,9 @@ public enum DueTime {
     /// its published pins or its last fetch depended on. The url differs from the one the file
     /// was fetched from; another fetch setting differs from those the last fetch used
     /// (`FetchSettings`); `authoritative` was turned on and pins are cached that the service may
-    /// no longer list. Nil when none did. `run` asks at start, `pinkeeper update` (without
-    /// `--force`) for every store it would leave alone.
+    /// no longer list. Nil when none did. `run` asks at start; `pinkeeper update` does not: it
+    /// fetches due stores only (or all with `--force`), and reconciles a removed key's pins
+    /// without a fetch.
     static func changeSinceLastUpdate(_ store: StoreConfig, cache: CacheFile?, state: StoreState, validPins: Int) -> String? {
         if let source = cache?.metadata.source, source != store.url {
             return "the store's url changed since its last update; updating it now"

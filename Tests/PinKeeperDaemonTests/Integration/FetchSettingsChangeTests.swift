@@ -4,9 +4,9 @@ import PinKeeper
 import TestSupport
 import Testing
 
-/// Fetch settings changed while the daemon was stopped make the store due at start and at
-/// `pinkeeper update`, and new certificates in a store's `ca_file` make it due at a reload; an
-/// unchanged store waits for its schedule. The daemon runs in this
+/// Fetch settings changed while the daemon was stopped make the store due at start, and new
+/// certificates in a store's `ca_file` make it due at a reload; an unchanged store waits for its
+/// schedule. The daemon runs in this
 /// process (`InProcessDaemon`) against the loopback server, through a fetcher that records requests.
 @Suite("Fetch settings changed while the daemon was stopped")
 struct FetchSettingsChangeTests {
@@ -106,26 +106,6 @@ struct FetchSettingsChangeTests {
         #expect(fetcher.requested.count == 4 && fetcher.requested.last == server.url("b"), "\(fetcher.requested)")
         let madeDue = sandbox.log.all.filter { $0.message == FetchSettings.changeNotice }.compactMap { $0.metadata["store"] }
         #expect(madeDue == ["b"])
-    }
-
-    @Test("pinkeeper update without --force fetches the stores whose url or settings changed; the others are fresh")
-    func oneShotUpdate() async throws {
-        let fetcher = GatedFetcher(holding: [])
-        let sandbox = self.sandbox
-        func update(_ stores: [StoreConfig]) async -> [String: String] {
-            let lines = await OneShotUpdate.run(
-                configuration: sandbox.configuration(stores), storeIDs: [], force: false, updater: sandbox.updater(fetcher: fetcher))
-            return Dictionary(uniqueKeysWithValues: lines.map { ($0.store, $0.result) })
-        }
-        let first = try stores()
-        #expect(await update(first) == ["a": "ok", "b": "ok", "c": "ok"])
-        #expect(await update(first) == ["a": "fresh", "b": "fresh", "c": "fresh"])
-        let changed = try stores {
-            $0["a"]?.expectedCommonNames = ["a.example.com"]
-            $0["c"]?.url = server.url("b")
-        }
-        #expect(await update(changed) == ["a": "ok", "b": "fresh", "c": "ok"])
-        #expect(await update(changed) == ["a": "fresh", "b": "fresh", "c": "fresh"], "the fetches recorded the settings")
     }
 
     @Test(

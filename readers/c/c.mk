@@ -92,7 +92,7 @@ fuzz-c: $(CR_FUZZ)/parse_fuzzer
 
 CR_TEST_PROGRAMS := $(addprefix $(CR_TESTS)/,conformance reader_test reader_test_tsan tls_probe pinned-get-openssl pinned-get-curl)
 test-c: c-reader $(CR_TEST_PROGRAMS)
-	@$(CR_TOP)/scripts/install-deps.sh faketime
+	@$(CR_TOP)/scripts/install-deps.sh faketime e2fsprogs xfsprogs
 	@cp $(CR_LIB) $(CR_TESTS)/
 	@status=0; \
 	$(CR_TESTS)/conformance $(CR_TOP)/Tests/Conformance/cases.json || status=1; \

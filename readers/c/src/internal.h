@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "pinkeeper.h"
 
@@ -122,16 +123,20 @@ typedef struct pk_identity {
     uint64_t links;
     int64_t change_seconds, change_nanoseconds;
 } pk_identity;
-/* The whole regular file at path (*bytes to free), its identity from the open descriptor.
- * kind ("cache file", "fallback file") names it in messages. follow_links only for the operator's
+/* Where a file is: name opened relative to directory (AT_FDCWD: name is a path), path in messages. */
+typedef struct pk_place {
+    int directory;
+    const char *name, *path;
+} pk_place;
+/* The whole regular file at place (*bytes to free), its identity from the open descriptor. kind
+ * ("cache file", "fallback file") names it in messages. follow_links only for the operator's
  * fallback file. *kept (when not NULL) receives the descriptor of a file read whole, to close, and
  * is -1 otherwise. Returns NULL or the refusal. */
-pk_error *pk_read_file(const char *kind, const char *path, bool follow_links, char **bytes, size_t *length, pk_identity *identity,
+pk_error *pk_read_file(const char *kind, pk_place place, bool follow_links, char **bytes, size_t *length, pk_identity *identity,
                        int *kept);
 
 /* ---- watch.c: the version last read, held open ---- */
 struct stat;
-struct timespec;
 typedef struct pk_watch pk_watch;
 pk_identity pk_identity_of(const struct stat *status);
 bool pk_same_identity(const pk_identity *a, const pk_identity *b);
@@ -141,11 +146,19 @@ bool pk_replacement_takes_a_link(int descriptor);
 /* Holds descriptor (taken: closed when released) of the version read with identity; NULL, the
  * descriptor closed, on a file system not listed or when memory ran out. */
 pk_watch *pk_watch_new(int descriptor, const pk_identity *identity);
-/* A lookup of the name begun at looked (CLOCK_REALTIME_COARSE) found the version with identity
- * found: when that is the held one and looked is a second past its change time, it is settled. */
-void pk_watch_found(pk_watch *watch, const pk_identity *found, const struct timespec *looked);
-/* One fstat: the held version is settled and still has the identity, link count and change time
- * it was read with. */
+/* When a lookup of the name began: the wall clock (compared with change times) and the monotonic
+ * one (nanoseconds), both coarse. */
+typedef struct pk_moment {
+    struct timespec wall;
+    int64_t monotonic;
+} pk_moment;
+pk_moment pk_moment_now(void);
+/* The lookup begun at looked found the held version, a second or more after its change time. */
+bool pk_watch_settled(const pk_watch *watch, const pk_identity *found, const pk_moment *looked);
+/* The held version may answer without a lookup for a second from looked. */
+void pk_watch_rely(pk_watch *watch, const pk_moment *looked);
+/* One fstat: the held version is relied on and still has the identity, link count and change
+ * time it was read with. */
 bool pk_watch_unchanged(const pk_watch *watch);
 void pk_watch_retain(pk_watch *watch);
 void pk_watch_release(pk_watch *watch);
@@ -207,6 +220,8 @@ bool pk_admits(const pk_names *names, const char *const *expected, const size_t 
 /* The snapshot to answer from, retained (release it), after one stat of the file. */
 pk_snapshot *pk_reader_current(pk_reader *reader);
 const char *pk_reader_store(const pk_reader *reader);
+/* For the tests: a question now would answer from the held version after one fstat. */
+bool pk_reader_relies_on_held(pk_reader *reader);
 void pk_reader_expected(const pk_reader *reader, const char *const **names, const size_t **lengths, size_t *count, bool *given);
 
 /* ---- certificates.c ---- */

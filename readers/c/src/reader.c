@@ -4,6 +4,7 @@
  * while the others answer from the last good snapshot. A version that cannot be used leaves the
  * last good one in force and is not read again until it changes; a missing file means no cached
  * pins. */
+#define _GNU_SOURCE /* dup3 */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -30,6 +31,7 @@ struct pk_reader {
      * question then stats one name instead of walking the whole path, most of its cost. Without
      * read access to the directory, or before it exists, the path is statted as before. */
     int directory; /* -1 until the directory could be opened */
+    char *directory_path;
     const char *name;
     pk_list fallback;
     char **expected; /* folded */
@@ -88,8 +90,10 @@ static state refreshed(pk_reader *reader, pk_snapshot *base, observation seen) {
     size_t length = 0;
     pk_identity identity = {0};
     int kept = -1;
-    pk_error *error = seen.kind == OBSERVED_MISSING ? NULL
-                                                    : pk_read_file("cache file", reader->path, false, &bytes, &length, &identity, &kept);
+    /* Read where the question looked: the held directory, else the path. */
+    pk_place place = reader->directory >= 0 ? (pk_place){reader->directory, reader->name, reader->path}
+                                            : (pk_place){AT_FDCWD, reader->path, reader->path};
+    pk_error *error = seen.kind == OBSERVED_MISSING ? NULL : pk_read_file("cache file", place, false, &bytes, &length, &identity, &kept);
     if (kept >= 0) {
         /* What was read, usable or not, is the version a question compares with from now on. It
          * is held only beside the held directory: without it the path is followed as a path
@@ -140,6 +144,23 @@ static void read_version(pk_reader *reader, observation seen) {
     install(reader, next);
 }
 
+/* Whether the held directory is still the one at its path. When another took its place, the held
+ * descriptor is turned to it (dup3 replaces what the number refers to at once, so a question
+ * using it meanwhile sees one or the other) and the next lookup finds that directory's file. A
+ * directory gone from the path leaves the held one in use. Called with the lock held, once a
+ * second at most while a version is relied on. */
+static bool directory_still_at_path(pk_reader *reader) {
+    struct stat at_path, held;
+    if (stat(reader->directory_path, &at_path) != 0 || !S_ISDIR(at_path.st_mode) || fstat(reader->directory, &held) != 0) return false;
+    if (at_path.st_dev == held.st_dev && at_path.st_ino == held.st_ino) return true;
+    int other = open(reader->directory_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (other >= 0) {
+        dup3(other, reader->directory, O_CLOEXEC);
+        close(other);
+    }
+    return false;
+}
+
 /* The snapshot in force, retained, when the version last read is held and unchanged; else NULL. */
 static pk_snapshot *current_if_unchanged(pk_reader *reader) {
     pthread_mutex_lock(&reader->lock);
@@ -162,15 +183,16 @@ static pk_snapshot *current_if_unchanged(pk_reader *reader) {
 pk_snapshot *pk_reader_current(pk_reader *reader) {
     pk_snapshot *unchanged = current_if_unchanged(reader);
     if (unchanged != NULL) return unchanged;
-    struct timespec looked; /* before the lookup: what it finds was there at this time or later */
-    clock_gettime(CLOCK_REALTIME_COARSE, &looked);
+    pk_moment looked = pk_moment_now(); /* before the lookup: what it finds was there then or later */
     observation seen = observe(reader);
     pthread_mutex_lock(&reader->lock);
+    if (reader->watch != NULL && seen.kind == OBSERVED_FILE && pk_watch_settled(reader->watch, &seen.identity, &looked)) {
+        if (directory_still_at_path(reader)) pk_watch_rely(reader->watch, &looked);
+        else seen = observe(reader); /* the file of the directory now at the path */
+    }
     if (!reader->refreshing && !same_observation(&seen, &reader->observed)) {
         reader->refreshing = true;
         read_version(reader, seen);
-    } else if (reader->watch != NULL && seen.kind == OBSERVED_FILE) {
-        pk_watch_found(reader->watch, &seen.identity, &looked);
     }
     pk_snapshot *snapshot = reader->current;
     pk_snapshot_retain(snapshot);
@@ -222,7 +244,7 @@ static pk_error *read_fallback(pk_reader *reader, const char *path) {
     char *bytes = NULL;
     size_t length = 0;
     pk_identity identity;
-    pk_error *error = pk_read_file("fallback file", path, true, &bytes, &length, &identity, NULL);
+    pk_error *error = pk_read_file("fallback file", (pk_place){AT_FDCWD, path, path}, true, &bytes, &length, &identity, NULL);
     if (error == NULL) error = pk_parse_fallback_file(bytes, length, path, &reader->fallback);
     free(bytes);
     return error;
@@ -240,6 +262,8 @@ static pk_error *set_up(pk_reader *reader, const char *cache_dir, const char *st
         return pk_error_new(PK_ERROR_OUT_OF_MEMORY, "out of memory");
     snprintf(reader->path, size, "%s/%s.json", directory, store);
     reader->name = strrchr(reader->path, '/') + 1;
+    reader->directory_path = strdup(directory);
+    if (reader->directory_path == NULL) return pk_error_new(PK_ERROR_OUT_OF_MEMORY, "out of memory");
     reader->directory = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fallback_file != NULL) {
         pk_error *error = read_fallback(reader, fallback_file);
@@ -284,6 +308,7 @@ PK_EXPORT void pk_reader_close(pk_reader *reader) {
     free(reader->expected);
     free(reader->expected_lengths);
     if (reader->directory >= 0) close(reader->directory);
+    free(reader->directory_path);
     free(reader->path);
     free(reader->store);
     pthread_mutex_destroy(&reader->lock);
@@ -294,6 +319,16 @@ PK_EXPORT void pk_reader_close(pk_reader *reader) {
 PK_EXPORT const char *pk_reader_path(const pk_reader *reader) { return reader->path; }
 
 const char *pk_reader_store(const pk_reader *reader) { return reader->store; }
+
+bool pk_reader_relies_on_held(pk_reader *reader) {
+    pthread_mutex_lock(&reader->lock);
+    pk_watch *watch = reader->watch;
+    if (watch != NULL) pk_watch_retain(watch);
+    pthread_mutex_unlock(&reader->lock);
+    bool relied = watch != NULL && pk_watch_unchanged(watch);
+    pk_watch_release(watch);
+    return relied;
+}
 
 /* The expected names, for verdict.c. */
 void pk_reader_expected(const pk_reader *reader, const char *const **names, const size_t **lengths, size_t *count, bool *given) {

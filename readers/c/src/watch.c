@@ -3,34 +3,50 @@
  * about twice as much, and was most of a question's cost.
  *
  * Why that is enough: renaming a new version over the name takes a link from the old one and sets
- * its change time; so does removing it, renaming it away or linking it elsewhere; an edit in place
- * moves its size or times. So while the held version's identity, link count and change time are
- * as they were when it was read, the name still leads to it — provided a change cannot leave the
- * change time as it was. It can, within the clock tick of the version's last change (a second on
- * ext2/3 or 128-byte inodes; a jiffy before Linux 6.13): renamed away and replaced in that tick,
- * the held version would look unchanged for good. So a version is held but not relied on until a
- * lookup of the name, begun at least a second after its change time, has found it there (the
- * "racily clean" rule of git's index): every change after that lookup stamps a later time. Until
- * then, and whenever it moved, a question looks at the name. A wall clock set back by more than
- * the margin could defeat the rule; nothing else known does.
+ * its change time; so does removing it, and renaming it away or linking it elsewhere sets the
+ * change time (on ext4, tmpfs and Btrfs); an edit in place moves its size or times. So while the
+ * held version's identity, link count and change time are as they were when it was read, the name
+ * mostly still leads to it. Not always: within the clock tick of the version's own last change (a
+ * second on file systems with whole-second times, a jiffy before Linux 6.13) a change keeps the
+ * change time; XFS swaps two files (RENAME_EXCHANGE) without touching either; times clamped at a
+ * file system's limit (2038 without 64-bit times) stop moving; a clock set back can repeat one.
  *
- * This holds for the local file systems listed below. On any other nothing is held and every
- * question looks at the name: NFS renames a replaced file that is still open instead of removing
- * it (its link count stays), an overlay leaves the lower layer's file untouched. */
+ * So the held version is relied on only for a second after a lookup of the name found it there,
+ * and only when that lookup began a second or more after the version's change time (git's index
+ * calls a file changed within its own tick "racily clean"). The daemon's rename over the name is
+ * seen at the next question whatever the clocks do (the link count drops); anything else that the
+ * change time does not show is seen within a second, by the next lookup.
+ *
+ * Only on the local file systems listed below. On any other nothing is held and every question
+ * looks at the name: NFS renames a replaced file that is still open instead of removing it (its
+ * link count stays), an overlay leaves the lower layer's file untouched. */
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
+/* How long a lookup of the name vouches for the held version. */
+#define PK_RELIED_NANOSECONDS 1000000000LL
+
 struct pk_watch {
     atomic_size_t references;
-    atomic_bool settled; /* a lookup of the name begun a second after its change time found it */
+    atomic_int_least64_t relied_until; /* CLOCK_MONOTONIC_COARSE ns; 0: no lookup vouched for it yet */
     int descriptor;
     pk_identity identity;
 };
+
+static int64_t nanoseconds(const struct timespec *time) { return (int64_t)time->tv_sec * 1000000000LL + time->tv_nsec; }
+
+pk_moment pk_moment_now(void) {
+    struct timespec wall, steady;
+    clock_gettime(CLOCK_REALTIME_COARSE, &wall);
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &steady);
+    return (pk_moment){wall, nanoseconds(&steady)};
+}
 
 pk_identity pk_identity_of(const struct stat *status) {
     return (pk_identity){(uint64_t)status->st_dev,       (uint64_t)status->st_ino,        (int64_t)status->st_size,
@@ -65,21 +81,26 @@ pk_watch *pk_watch_new(int descriptor, const pk_identity *identity) {
         return NULL;
     }
     atomic_init(&watch->references, 1);
-    atomic_init(&watch->settled, false);
+    atomic_init(&watch->relied_until, 0);
     watch->descriptor = descriptor;
     watch->identity = *identity;
     return watch;
 }
 
-void pk_watch_found(pk_watch *watch, const pk_identity *found, const struct timespec *looked) {
-    if (!pk_same_identity(found, &watch->identity)) return;
+bool pk_watch_settled(const pk_watch *watch, const pk_identity *found, const pk_moment *looked) {
+    if (!pk_same_identity(found, &watch->identity)) return false;
     int64_t margin = watch->identity.change_seconds + 1;
-    if (looked->tv_sec > margin || (looked->tv_sec == margin && looked->tv_nsec >= watch->identity.change_nanoseconds))
-        atomic_store_explicit(&watch->settled, true, memory_order_release);
+    return looked->wall.tv_sec > margin || (looked->wall.tv_sec == margin && looked->wall.tv_nsec >= watch->identity.change_nanoseconds);
+}
+
+void pk_watch_rely(pk_watch *watch, const pk_moment *looked) {
+    atomic_store_explicit(&watch->relied_until, looked->monotonic + PK_RELIED_NANOSECONDS, memory_order_relaxed);
 }
 
 bool pk_watch_unchanged(const pk_watch *watch) {
-    if (!atomic_load_explicit(&watch->settled, memory_order_acquire)) return false;
+    struct timespec steady;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &steady);
+    if (nanoseconds(&steady) >= atomic_load_explicit(&watch->relied_until, memory_order_relaxed)) return false;
     struct stat status;
     if (fstat(watch->descriptor, &status) != 0) return false;
     pk_identity now = pk_identity_of(&status);

@@ -123,16 +123,11 @@ typedef struct pk_identity {
     uint64_t links;
     int64_t change_seconds, change_nanoseconds;
 } pk_identity;
-/* Where a file is: name opened relative to directory (AT_FDCWD: name is a path), path in messages. */
-typedef struct pk_place {
-    int directory;
-    const char *name, *path;
-} pk_place;
-/* The whole regular file at place (*bytes to free), its identity from the open descriptor. kind
- * ("cache file", "fallback file") names it in messages. follow_links only for the operator's
+/* The whole regular file at path (*bytes to free), its identity from the open descriptor.
+ * kind ("cache file", "fallback file") names it in messages. follow_links only for the operator's
  * fallback file. *kept (when not NULL) receives the descriptor of a file read whole, to close, and
  * is -1 otherwise. Returns NULL or the refusal. */
-pk_error *pk_read_file(const char *kind, pk_place place, bool follow_links, char **bytes, size_t *length, pk_identity *identity,
+pk_error *pk_read_file(const char *kind, const char *path, bool follow_links, char **bytes, size_t *length, pk_identity *identity,
                        int *kept);
 
 /* ---- watch.c: the version last read, held open ---- */

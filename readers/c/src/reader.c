@@ -1,12 +1,11 @@
 /* A reader: one store's cache file followed through its versions. Each question makes one fstat
- * of the version it last read, held open (watch.c), and looks at the name only when that version
- * changed or none is held; only the question that finds a new version reads it, outside the lock,
+ * of the version it last read, held open (watch.c), and looks at the path when that version
+ * changed, is not relied on (a second at most after a lookup found it) or none is held; only the
+ * question that finds a new version reads it, outside the lock,
  * while the others answer from the last good snapshot. A version that cannot be used leaves the
  * last good one in force and is not read again until it changes; a missing file means no cached
  * pins. */
-#define _GNU_SOURCE /* dup3 */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,12 +26,6 @@ typedef struct observation {
 
 struct pk_reader {
     char *path, *store;
-    /* The cache directory, held open from the start when it exists, and the file's name in it: a
-     * question then stats one name instead of walking the whole path, most of its cost. Without
-     * read access to the directory, or before it exists, the path is statted as before. */
-    int directory; /* -1 until the directory could be opened */
-    char *directory_path;
-    const char *name;
     pk_list fallback;
     char **expected; /* folded */
     size_t *expected_lengths, expected_count;
@@ -46,15 +39,11 @@ struct pk_reader {
     bool refreshing;
 };
 
+/* A lookup of the path, as every reader makes it: another directory put at the cache
+ * directory's path is followed as readily as another file. */
 static observation observe(pk_reader *reader) {
     struct stat status;
-    int found;
-    if (reader->directory >= 0) {
-        found = fstatat(reader->directory, reader->name, &status, AT_SYMLINK_NOFOLLOW);
-    } else {
-        found = lstat(reader->path, &status);
-    }
-    if (found == 0) return (observation){OBSERVED_FILE, pk_identity_of(&status), 0};
+    if (lstat(reader->path, &status) == 0) return (observation){OBSERVED_FILE, pk_identity_of(&status), 0};
     if (errno == ENOENT || errno == ENOTDIR) return (observation){OBSERVED_MISSING, {0}, 0};
     return (observation){OBSERVED_FAILURE, {0}, errno};
 }
@@ -90,17 +79,12 @@ static state refreshed(pk_reader *reader, pk_snapshot *base, observation seen) {
     size_t length = 0;
     pk_identity identity = {0};
     int kept = -1;
-    /* Read where the question looked: the held directory, else the path. */
-    pk_place place = reader->directory >= 0 ? (pk_place){reader->directory, reader->name, reader->path}
-                                            : (pk_place){AT_FDCWD, reader->path, reader->path};
-    pk_error *error = seen.kind == OBSERVED_MISSING ? NULL : pk_read_file("cache file", place, false, &bytes, &length, &identity, &kept);
+    pk_error *error = seen.kind == OBSERVED_MISSING ? NULL
+                                                    : pk_read_file("cache file", reader->path, false, &bytes, &length, &identity, &kept);
     if (kept >= 0) {
-        /* What was read, usable or not, is the version a question compares with from now on. It
-         * is held only beside the held directory: without it the path is followed as a path
-         * (another directory may come to stand at it), which only a lookup of the path sees. */
+        /* What was read, usable or not, is the version a question compares with from now on. */
         next.observed = (observation){OBSERVED_FILE, identity, 0};
-        if (reader->directory >= 0) next.watch = pk_watch_new(kept, &identity);
-        else close(kept);
+        next.watch = pk_watch_new(kept, &identity);
     }
     pk_list cache = {0};
     if (seen.kind == OBSERVED_FILE && error == NULL) error = pk_parse_cache_file(bytes, length, reader->path, reader->store, &cache);
@@ -144,23 +128,6 @@ static void read_version(pk_reader *reader, observation seen) {
     install(reader, next);
 }
 
-/* Whether the held directory is still the one at its path. When another took its place, the held
- * descriptor is turned to it (dup3 replaces what the number refers to at once, so a question
- * using it meanwhile sees one or the other) and the next lookup finds that directory's file. A
- * directory gone from the path leaves the held one in use. Called with the lock held, once a
- * second at most while a version is relied on. */
-static bool directory_still_at_path(pk_reader *reader) {
-    struct stat at_path, held;
-    if (stat(reader->directory_path, &at_path) != 0 || !S_ISDIR(at_path.st_mode) || fstat(reader->directory, &held) != 0) return false;
-    if (at_path.st_dev == held.st_dev && at_path.st_ino == held.st_ino) return true;
-    int other = open(reader->directory_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (other >= 0) {
-        dup3(other, reader->directory, O_CLOEXEC);
-        close(other);
-    }
-    return false;
-}
-
 /* The snapshot in force, retained, when the version last read is held and unchanged; else NULL. */
 static pk_snapshot *current_if_unchanged(pk_reader *reader) {
     pthread_mutex_lock(&reader->lock);
@@ -186,10 +153,8 @@ pk_snapshot *pk_reader_current(pk_reader *reader) {
     pk_moment looked = pk_moment_now(); /* before the lookup: what it finds was there then or later */
     observation seen = observe(reader);
     pthread_mutex_lock(&reader->lock);
-    if (reader->watch != NULL && seen.kind == OBSERVED_FILE && pk_watch_settled(reader->watch, &seen.identity, &looked)) {
-        if (directory_still_at_path(reader)) pk_watch_rely(reader->watch, &looked);
-        else seen = observe(reader); /* the file of the directory now at the path */
-    }
+    if (reader->watch != NULL && seen.kind == OBSERVED_FILE && pk_watch_settled(reader->watch, &seen.identity, &looked))
+        pk_watch_rely(reader->watch, &looked);
     if (!reader->refreshing && !same_observation(&seen, &reader->observed)) {
         reader->refreshing = true;
         read_version(reader, seen);
@@ -244,7 +209,7 @@ static pk_error *read_fallback(pk_reader *reader, const char *path) {
     char *bytes = NULL;
     size_t length = 0;
     pk_identity identity;
-    pk_error *error = pk_read_file("fallback file", (pk_place){AT_FDCWD, path, path}, true, &bytes, &length, &identity, NULL);
+    pk_error *error = pk_read_file("fallback file", path, true, &bytes, &length, &identity, NULL);
     if (error == NULL) error = pk_parse_fallback_file(bytes, length, path, &reader->fallback);
     free(bytes);
     return error;
@@ -261,10 +226,6 @@ static pk_error *set_up(pk_reader *reader, const char *cache_dir, const char *st
     if (reader->path == NULL || reader->store == NULL || !keep_expected(reader, expected_names, count))
         return pk_error_new(PK_ERROR_OUT_OF_MEMORY, "out of memory");
     snprintf(reader->path, size, "%s/%s.json", directory, store);
-    reader->name = strrchr(reader->path, '/') + 1;
-    reader->directory_path = strdup(directory);
-    if (reader->directory_path == NULL) return pk_error_new(PK_ERROR_OUT_OF_MEMORY, "out of memory");
-    reader->directory = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fallback_file != NULL) {
         pk_error *error = read_fallback(reader, fallback_file);
         if (error != NULL) return error;
@@ -281,7 +242,6 @@ PK_EXPORT pk_reader *pk_reader_open(const char *cache_dir, const char *store, co
         if (error) *error = pk_error_new(PK_ERROR_OUT_OF_MEMORY, "out of memory");
         return NULL;
     }
-    reader->directory = -1;
     pthread_mutex_init(&reader->lock, NULL);
     pthread_cond_init(&reader->settled, NULL);
     pk_error *failure = set_up(reader, cache_dir, store, fallback_file, expected_names, count);
@@ -307,8 +267,6 @@ PK_EXPORT void pk_reader_close(pk_reader *reader) {
     for (size_t index = 0; index < reader->expected_count; index++) free(reader->expected[index]);
     free(reader->expected);
     free(reader->expected_lengths);
-    if (reader->directory >= 0) close(reader->directory);
-    free(reader->directory_path);
     free(reader->path);
     free(reader->store);
     pthread_mutex_destroy(&reader->lock);

@@ -1,6 +1,6 @@
 /* The version of the cache file a reader last read, held open, so that a question can learn with
- * one fstat of its descriptor that no other version has taken the name: a lookup of the name costs
- * about twice as much, and was most of a question's cost.
+ * one fstat of its descriptor that no other version has taken the path: a lookup of the path costs
+ * more than twice as much, and was most of a question's cost.
  *
  * Why that is enough: renaming a new version over the name takes a link from the old one and sets
  * its change time; so does removing it, and renaming it away or linking it elsewhere sets the
@@ -11,11 +11,13 @@
  * change time; XFS swaps two files (RENAME_EXCHANGE) without touching either; times clamped at a
  * file system's limit (2038 without 64-bit times) stop moving; a clock set back can repeat one.
  *
- * So the held version is relied on only for a second after a lookup of the name found it there,
+ * So the held version is relied on only for a second after a lookup of the path found it there,
  * and only when that lookup began a second or more after the version's change time (git's index
  * calls a file changed within its own tick "racily clean"). The daemon's rename over the name is
- * seen at the next question whatever the clocks do (the link count drops); anything else that the
- * change time does not show is seen within a second, by the next lookup.
+ * seen at the next question whatever the clocks do (the link count drops); anything else within a
+ * second, by the next lookup of the path (another directory put at the path too), except what no
+ * lookup shows either: an edit in place that keeps the size, in the clock tick of the version's
+ * last change (a limit of every reader's check; the daemon never edits in place).
  *
  * Only on the local file systems listed below. On any other nothing is held and every question
  * looks at the name: NFS renames a replaced file that is still open instead of removing it (its

@@ -101,20 +101,25 @@ static void pause_for(long milliseconds) {
     nanosleep(&(struct timespec){.tv_sec = milliseconds / 1000, .tv_nsec = (milliseconds % 1000) * 1000000}, NULL);
 }
 
-/* Waits past the current version's settling second, then asks twice: the first question reads
- * the version if the reader has not yet, the lookup of the second lets it rely on the version it
- * holds (watch.c). */
-static void settle(pk_reader *reader, const char *fingerprint) {
+/* Waits past the current version's settling second, then asks: the first question reads the
+ * version if the reader has not yet, the lookup of the next lets it rely on the version it holds
+ * for a second (watch.c). Whether it does, asked at once (again, should this thread have stalled
+ * for that second). */
+static bool settle(pk_reader *reader, const char *fingerprint) {
     pause_for(1100);
-    for (int question = 0; question < 2; question++)
+    bool relied = false;
+    for (int question = 0; question < 4 && !relied; question++) {
         CHECK(ask(reader, fingerprint) == PK_TRUSTED, "the settled version answers");
+        relied = question > 0 && pk_reader_relies_on_held(reader);
+    }
+    return relied;
 }
 
 /* Whether the test directory's file system is one where a reader holds versions. */
 static bool holds_here(void) {
-    int held = open(directory, O_RDONLY | O_DIRECTORY);
-    bool holds = pk_replacement_takes_a_link(held);
-    close(held);
+    int here = open(directory, O_RDONLY | O_DIRECTORY);
+    bool holds = pk_replacement_takes_a_link(here);
+    close(here);
     return holds;
 }
 
@@ -123,8 +128,7 @@ static void reliance_lapses(void) {
     replace_with(pinned_a, 0);
     pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
     CHECK(!pk_reader_relies_on_held(reader), "a version just read is not relied on");
-    settle(reader, pinned_a);
-    CHECK(pk_reader_relies_on_held(reader) == holds_here(), "a settled version is relied on where versions are held");
+    CHECK(settle(reader, pinned_a) == holds_here(), "a settled version is relied on where versions are held");
     pause_for(1100);
     CHECK(!pk_reader_relies_on_held(reader), "a second without a lookup, and it is not");
     pk_reader_close(reader);
@@ -141,8 +145,7 @@ static void moved_then_replaced(void) {
         const char *move = linking ? "linked elsewhere" : "renamed away";
         replace_with(pinned_a, 0);
         pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
-        settle(reader, pinned_a);
-        CHECK(pk_reader_relies_on_held(reader) == holds_here(), "a settled version is relied on where versions are held");
+        CHECK(settle(reader, pinned_a) == holds_here(), "a settled version is relied on where versions are held");
         CHECK((linking ? link(cache_path, elsewhere) : rename(cache_path, elsewhere)) == 0, "cannot move %s", cache_path);
         replace_with(pinned_b, 0);
         CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "a settled version %s, then replaced, is seen replaced", move);
@@ -153,25 +156,27 @@ static void moved_then_replaced(void) {
     }
 }
 
-/* Another directory put at the path is followed: at once by a reader that could not hold its
- * directory (opened before it existed), within a second by one that holds it. */
-static void directory_replaced(bool opened_before) {
+/* Another directory put at the path is followed, as another file is: within the second a held
+ * version is relied on, whether the reader was opened before the directory existed, with a file in
+ * it, or with none yet. */
+static void directory_replaced(int when) {
+    const char *labels[] = {"opened before the directory", "opened with a file", "opened with no file yet"};
     char path[sizeof directory + 16], old[sizeof directory + 16], saved[sizeof directory];
     snprintf(path, sizeof path, "%s/later", directory);
     snprintf(old, sizeof old, "%s/later.old", directory);
     snprintf(saved, sizeof saved, "%s", directory);
-    pk_reader *reader = opened_before ? pk_reader_open(path, "banking", NULL, NULL, 0, NULL) : NULL;
+    pk_reader *reader = when == 0 ? pk_reader_open(path, "banking", NULL, NULL, 0, NULL) : NULL;
     make_directory(path);
     move_to(path);
+    if (when == 2) reader = pk_reader_open(path, "banking", NULL, NULL, 0, NULL);
     replace_with(pinned_a, 0);
-    if (!opened_before) reader = pk_reader_open(path, "banking", NULL, NULL, 0, NULL);
-    settle(reader, pinned_a);
+    if (when == 1) reader = pk_reader_open(path, "banking", NULL, NULL, 0, NULL);
+    if (when != 2) settle(reader, pinned_a);
     CHECK(rename(path, old) == 0 && mkdir(path, 0755) == 0, "cannot put another directory at %s", path);
     replace_with(pinned_b, 0);
-    if (!opened_before) pause_for(1100);
-    CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "another directory at the path is followed (opened %s it)",
-          opened_before ? "before" : "after");
-    CHECK(ask(reader, pinned_b) == PK_TRUSTED, "its version is read");
+    pause_for(1100);
+    CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "%s: another directory at the path is followed", labels[when]);
+    CHECK(ask(reader, pinned_b) == PK_TRUSTED, "%s: its version is read", labels[when]);
     pk_reader_close(reader);
     move_to(saved);
     char remove[2 * sizeof path + 16];
@@ -187,33 +192,33 @@ static int open_descriptors(void) {
     return count;
 }
 
-/* One descriptor for the directory and one for the version in force: every replaced version's is
- * closed once a question has seen the replacement, and all of them when the reader is closed. */
+/* One descriptor, the version in force's: every replaced version's is closed once a question has
+ * seen the replacement, none is held without a file, and none after the reader is closed. */
 static void descriptors_held(void) {
     int before = open_descriptors();
     replace_with(pinned_a, 0);
     pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
     CHECK(ask(reader, pinned_a) == PK_TRUSTED, "the first version is read");
     int reading = open_descriptors();
-    CHECK(reading == before + 2, "an open reader holds %d descriptors, want 2", reading - before);
+    CHECK(reading == before + holds_here(), "an open reader holds %d descriptors, want %d", reading - before, holds_here());
     for (int version = 0; version < 50; version++) {
         replace_with(version % 2 ? pinned_a : pinned_b, 0);
         ask(reader, pinned_a);
     }
-    CHECK(open_descriptors() == reading, "after 50 versions the reader holds %d descriptors, want 2", open_descriptors() - before);
+    CHECK(open_descriptors() == reading, "after 50 versions the reader holds %d descriptors", open_descriptors() - before);
     unlink(cache_path);
     CHECK(ask(reader, pinned_a) == PK_EMPTY, "a removed file means no cached pins");
-    CHECK(open_descriptors() == before + 1, "with no file the reader holds its directory alone");
+    CHECK(open_descriptors() == before, "with no file the reader holds nothing");
     pk_reader_close(reader);
     CHECK(open_descriptors() == before, "a closed reader holds %d descriptors", open_descriptors() - before);
 }
 
-/* A replacement of a settled version, and how many descriptors the reader holds: 2 where the
- * version read is held (the directory's and its own), 1 where every question looks at the name. */
+/* A replacement of a settled version, and how many descriptors the reader holds: 1 where the
+ * version read is held, none where every question looks at the name. */
 static void follows_replacement(const char *label, int held) {
     int before = open_descriptors();
     pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
-    settle(reader, pinned_a);
+    CHECK(settle(reader, pinned_a) == (held == 1), "%s: the settled version is relied on only where it is held", label);
     CHECK(open_descriptors() - before == held, "%s: the reader holds %d descriptors, want %d", label, open_descriptors() - before, held);
     replace_with(pinned_b, 0);
     CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "%s: a replaced version is seen replaced", label);
@@ -228,7 +233,7 @@ static void on_tmpfs(const char *base) {
     CHECK(mount("pinkeeper-test", path, "tmpfs", 0, "mode=0755") == 0, "cannot mount tmpfs on %s", path);
     move_to(path);
     replace_with(pinned_a, 0);
-    follows_replacement("tmpfs", 2);
+    follows_replacement("tmpfs", 1);
 }
 
 /* An overlay whose first version sits in the lower layer: replacing it leaves that file as it was
@@ -247,7 +252,7 @@ static void on_overlay(const char *base) {
     snprintf(path, sizeof path, "%s/merged", base);
     CHECK(mount("pinkeeper-test", path, "overlay", 0, options) == 0, "cannot mount an overlay on %s", path);
     move_to(path);
-    follows_replacement("overlay, first version in the lower layer", 1);
+    follows_replacement("overlay, first version in the lower layer", 0);
 }
 
 /* A file system made in an image on a loop device and mounted at base/name; the test directory
@@ -303,8 +308,7 @@ static void on_xfs(const char *base) {
     if (!mount_image(base, "xfs", "mkfs.xfs -q -f")) return;
     replace_with(pinned_a, 0);
     pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
-    settle(reader, pinned_a);
-    CHECK(pk_reader_relies_on_held(reader), "xfs: the settled version is relied on");
+    CHECK(settle(reader, pinned_a), "xfs: the settled version is relied on");
     pk_text text;
     cache_text(&text, pinned_b, 0);
     publish(directory, "swapped.json", text.bytes, text.length, 0644);
@@ -441,8 +445,7 @@ int main(void) {
     versions_are_noticed();
     reliance_lapses();
     moved_then_replaced();
-    directory_replaced(true);
-    directory_replaced(false);
+    for (int when = 0; when < 3; when++) directory_replaced(when);
     descriptors_held();
     file_systems();
     what_sits_at_the_path();

@@ -172,9 +172,12 @@ struct RuntimeTests {
         }
         // Other tests' shorter sleeps may come first (the timer is set for the earliest deadline),
         // and a timer that just fired reads as disarmed until the thread has set the next one.
+        // Until the sleeper has started, others' longer sleeps set it: on a loaded machine its
+        // pool may take seconds to run it, so the wait is bounded by time, not by a count.
         let armed = { (left: Duration?) in left.map { $0 > .zero && $0 <= .seconds(30) } == true }
         var found = timer()
-        for _ in 0..<100 where !armed(found.left) {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !armed(found.left) && ContinuousClock.now < deadline {
             try await ThreadSleep.sleep(for: .milliseconds(10))
             found = timer()
         }

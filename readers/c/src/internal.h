@@ -212,7 +212,8 @@ bool pk_admits(const pk_names *names, const char *const *expected, const size_t 
                size_t expected_count, bool has_expected);
 
 /* ---- reader.c ---- */
-/* The snapshot to answer from, retained (release it), after one stat of the file. */
+/* The snapshot to answer from, retained (release it), after one fstat of the held version or an
+ * lstat of the path (watch.c). */
 pk_snapshot *pk_reader_current(pk_reader *reader);
 const char *pk_reader_store(const pk_reader *reader);
 /* For the tests: a question now would answer from the held version after one fstat. */

@@ -3,8 +3,8 @@
  * more than twice as much, and was most of a question's cost.
  *
  * Why that is enough: renaming a new version over the name takes a link from the old one and sets
- * its change time; so does removing it, and renaming it away or linking it elsewhere sets the
- * change time (on ext4, tmpfs and Btrfs); an edit in place moves its size or times. So while the
+ * its change time; so does removing it; linking it elsewhere adds a link, renaming it away sets
+ * its change time; an edit in place moves its size or times. So while the
  * held version's identity, link count and change time are as they were when it was read, the name
  * mostly still leads to it. Not always: within the clock tick of the version's own last change (a
  * second on file systems with whole-second times, a jiffy before Linux 6.13) a change keeps the

@@ -32,12 +32,11 @@ struct Run: AsyncParsableCommand {
         let (configuration, firstRead) = try ConfigSnapshot.around(configPath: global.configPath) {
             try global.loadConfiguration(watchByDefault: watchConfiguration)
         }
-        let lastRead = Mutex(firstRead)
         // EX_CANTCREAT: systemd restarts the service (only 78 stops it), which may find the directory fixed.
         try global.workAsServiceUser(configuration, failureStatus: 73)
         try global.prepareDirectories(configuration, failureStatus: 73)
         let logger = global.makeLogger(configuration)
-        lastRead.withLock { $0 = Self.checkServiceUserReads(firstRead, configPath: global.configPath, logger: logger) }
+        let lastRead = Mutex(Self.checkServiceUserReads(firstRead, configPath: global.configPath, logger: logger))
         let (triggers, input) = AsyncStream.makeStream(of: Trigger.self)
         let signals: SignalWatcher
         do {

@@ -24,18 +24,23 @@ enum PrivateVolumesKey {
 
     /// The directories pinkeeper writes must lie strictly inside a listed volume, never be one:
     /// the volume's own directory is root's and writable by anyone who mounts it, while one
-    /// that pinkeeper creates inside it is its own (0755, `DataDirectories` checks it).
+    /// that pinkeeper creates inside it is its own (0755, `DataDirectories` checks it). Compared
+    /// as the file system resolves them (`..`, symlinks), as `FileClaims` compares paths, so that
+    /// `<volume>/pins/..` is refused here, with exit 78, and not only when the directory is made.
     static func check(_ configuration: Configuration, file: String) throws(ConfigError) {
         guard !configuration.privateVolumes.isEmpty else { return }
+        let volumes = Set(configuration.privateVolumes.map(FileClaims.resolved))
         var used = [("cache_directory", configuration.cacheDirectory), ("state_directory", configuration.stateDirectory)]
         if let envoy = configuration.envoySDSDirectory { used.append(("envoy_sds_directory", envoy)) }
-        if let metrics = configuration.metricsFile { used.append(("metrics_file", parent(of: metrics))) }
-        for (usedKey, directory) in used where configuration.privateVolumes.contains(normalized(directory)) {
+        if let metrics = configuration.metricsFile { used.append(("metrics_file", parent(of: FileClaims.resolved(metrics)))) }
+        for (usedKey, directory) in used {
+            let resolved = FileClaims.resolved(directory)
+            guard volumes.contains(resolved) else { continue }
             let what = usedKey == "metrics_file" ? "is directly in" : "is"
             throw ConfigError(
                 file: file, key: usedKey,
-                "\(what) the private volume \(normalized(directory)) itself (private_volumes): name a directory inside it, "
-                    + "such as \(normalized(directory))/pinkeeper, which pinkeeper creates and owns")
+                "\(what) the private volume \(resolved) itself (private_volumes): name a directory inside it, "
+                    + "such as \(resolved)/pinkeeper, which pinkeeper creates and owns")
         }
     }
 

@@ -2,12 +2,12 @@
 /// names a bind mount too (a bind mount of a directory on the same file system has the same
 /// st_dev as its parent, so comparing st_dev cannot tell it is a mount point).
 enum MountTable {
-    /// Where a mount table of any size is read from.
+    /// Where the mount table is read from (at most 16 MiB of it: thousands of mounts).
     static let path = "/proc/self/mountinfo"
 
     /// Every mount point, or nil when the table cannot be read.
     static func mountPoints(from path: String = MountTable.path) -> Set<String>? {
-        let limit = ReadLimit(bytes: 16 << 20, kind: "the mount table", remedy: "a process sees fewer mounts in a container")
+        let limit = ReadLimit(bytes: 16 << 20, kind: "the mount table", remedy: "run pinkeeper where it sees fewer mounts")
         guard case .success(.read(let data, _)) = readRegularFile(path, limit: limit) else { return nil }
         var points: Set<String> = []
         for line in data.split(separator: UInt8(ascii: "\n")) {

@@ -30,7 +30,8 @@ public struct StoreState: Codable, Sendable, Equatable {
     /// here, where the update itself counts it under the store's lock, so `status` reads it.
     public var probeRefreshes: Int?
     /// `FetchSettings` digest of the settings the last fetch used (nil in files written before
-    /// pinkeeper recorded it): when the configured ones differ at start, the store is fetched then.
+    /// pinkeeper recorded it): when the configured ones differ at start or at a reload, the store
+    /// is fetched then.
     public var fetchSettings: String?
 
     public init() {}

@@ -75,6 +75,7 @@ public struct StoreUpdater: Sendable {
         let validBefore = loaded.published?.list.pins.filter { !$0.isExpired(at: now) } ?? []
         var validNow = validBefore
         var inPlace = loaded.published  // the file readers have after this attempt
+        var replaced = false  // renamed into place although the attempt failed (its directory's fsync)
         do throws(UpdateFailure) {
             if let lockFailure { throw UpdateFailure(.writeFailed, "\(lockFailure); the published file was left as it was") }
             if let refusal = loaded.refusal { throw refusal }
@@ -86,7 +87,7 @@ public struct StoreUpdater: Sendable {
                 await syncEnvoySecrets(store, now: now)
             }
             if let unsynced = plan.unsynced {
-                (validNow, inPlace) = (plan.pins, plan.file)  // in place, though perhaps not durable
+                (validNow, inPlace, replaced) = (plan.pins, plan.file, true)  // in place, though perhaps not durable
                 throw unsynced
             }
             if let empty = plan.emptyStore {
@@ -102,7 +103,7 @@ public struct StoreUpdater: Sendable {
             if case .file = source {
                 return rejectedImport(
                     store, error, from: source, pins: validNow.count, published: inPlace,
-                    replaced: inPlace != loaded.published, record: record, now: now)
+                    replaced: replaced, record: record, now: now)
             }
             return await failed(store, error, record: record, validPins: validNow, published: inPlace, now: now)
         }

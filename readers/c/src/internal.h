@@ -136,7 +136,7 @@ typedef struct pk_watch pk_watch;
 pk_identity pk_identity_of(const struct stat *status);
 bool pk_same_identity(const pk_identity *a, const pk_identity *b);
 /* Whether the file system of descriptor is one where replacing or removing a file takes a link
- * from it (the local ones pk_watch_new lists). */
+ * from it (the local ones it lists). */
 bool pk_replacement_takes_a_link(int descriptor);
 /* Holds descriptor (taken: closed when released) of the version read with identity; NULL, the
  * descriptor closed, on a file system not listed or when memory ran out. */

@@ -1,10 +1,9 @@
 /* A reader: one store's cache file followed through its versions. Each question makes one fstat
  * of the version it last read, held open (watch.c), and looks at the path when that version
  * changed, is not relied on (a second at most after a lookup found it) or none is held; only the
- * question that finds a new version reads it, outside the lock,
- * while the others answer from the last good snapshot. A version that cannot be used leaves the
- * last good one in force and is not read again until it changes; a missing file means no cached
- * pins. */
+ * question that finds a new version reads it, outside the lock, while the others answer from the
+ * last good snapshot. A version that cannot be used leaves the last good one in force and is not
+ * read again until it changes; a missing file means no cached pins. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -279,13 +278,9 @@ PK_EXPORT const char *pk_reader_path(const pk_reader *reader) { return reader->p
 const char *pk_reader_store(const pk_reader *reader) { return reader->store; }
 
 bool pk_reader_relies_on_held(pk_reader *reader) {
-    pthread_mutex_lock(&reader->lock);
-    pk_watch *watch = reader->watch;
-    if (watch != NULL) pk_watch_retain(watch);
-    pthread_mutex_unlock(&reader->lock);
-    bool relied = watch != NULL && pk_watch_unchanged(watch);
-    pk_watch_release(watch);
-    return relied;
+    pk_snapshot *snapshot = current_if_unchanged(reader);
+    pk_snapshot_release(snapshot);
+    return snapshot != NULL;
 }
 
 /* The expected names, for verdict.c. */

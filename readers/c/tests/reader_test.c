@@ -137,19 +137,21 @@ static void reliance_lapses(void) {
 
 /* A settled version is relied on while its links and change time stay. A hard link made to it
  * and a replacement, or a rename away and a new version, with no question between, leave its
- * link count as it was; its change time tells. */
+ * link count as it was; its change time tells. A version linked elsewhere before it was read (the
+ * table's previous_cache_linked, whose versions are too young to be relied on) loses a link. */
 static void moved_then_replaced(void) {
+    const char *moves[] = {"renamed away", "linked elsewhere", "linked before it was read"};
     char elsewhere[400];
     snprintf(elsewhere, sizeof elsewhere, "%s/banking-backup.json", directory);
-    for (int linking = 0; linking < 2; linking++) {
-        const char *move = linking ? "linked elsewhere" : "renamed away";
+    for (int move = 0; move < 3; move++) {
         replace_with(pinned_a, 0);
+        if (move == 2) CHECK(link(cache_path, elsewhere) == 0, "cannot link %s", cache_path);
         pk_reader *reader = pk_reader_open(directory, "banking", NULL, NULL, 0, NULL);
         CHECK(settle(reader, pinned_a) == holds_here(), "a settled version is relied on where versions are held");
-        CHECK((linking ? link(cache_path, elsewhere) : rename(cache_path, elsewhere)) == 0, "cannot move %s", cache_path);
+        if (move < 2) CHECK((move ? link(cache_path, elsewhere) : rename(cache_path, elsewhere)) == 0, "cannot move %s", cache_path);
         replace_with(pinned_b, 0);
-        CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "a settled version %s, then replaced, is seen replaced", move);
-        CHECK(ask(reader, pinned_b) == PK_TRUSTED, "%s: the new version is read", move);
+        CHECK(ask(reader, pinned_a) == PK_UNTRUSTED, "a settled version %s, then replaced, is seen replaced", moves[move]);
+        CHECK(ask(reader, pinned_b) == PK_TRUSTED, "%s: the new version is read", moves[move]);
         unlink(elsewhere);
         pk_reader_close(reader);
         unlink(cache_path);
